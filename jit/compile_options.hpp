@@ -1,0 +1,30 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kjit {
+
+/// Everything that shapes an NVRTC compile, as typed fields; argv() renders NVRTC's flags.
+struct CompileOptions {
+    std::string arch = "sm_90";  ///< a real architecture: the output is CUBIN for it
+    std::string std = "c++17";   ///< -std=
+    std::map<std::string, std::string> defines; ///< -DNAME=VALUE, sorted by name
+    bool fmad = true;            ///< --fmad; false keeps a*b+c as two roundings
+    bool fast_math = false;      ///< --use_fast_math
+    bool lineinfo = false;       ///< -lineinfo
+    bool ptx = false;            ///< also return the PTX (compiled for the virtual arch)
+    std::vector<std::string> include_dirs; ///< -I (the embedded headers need none)
+    std::vector<std::string> extra;        ///< passed through verbatim, after the others
+
+    /// The NVRTC flags, in a fixed order (defines sorted by name).
+    [[nodiscard]] std::vector<std::string> argv() const;
+    /// "NAME=VALUE NAME=VALUE" or "(none)".
+    [[nodiscard]] std::string defines_text() const;
+};
+
+/// Parses "NAME=VALUE" (or "NAME", meaning 1) into defines; ConfigError on a bad name.
+void add_define(std::map<std::string, std::string>& defines, const std::string& assignment);
+
+} // namespace kjit

@@ -1,0 +1,38 @@
+#pragma once
+
+#include "jit/compile_options.hpp"
+#include "jit/error.hpp"
+#include "jit/sources.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kjit {
+
+/// The output of one successful NVRTC compile.
+struct CompiledKernel {
+    std::string kernel;       ///< "rms_norm"
+    std::string path;         ///< "kernel_src/rms_norm.cu"
+    Hash128 source_hash;
+    CompileOptions options;
+    std::string cubin;        ///< machine code for options.arch
+    std::string ptx;          ///< only when options.ptx
+    std::string log;          ///< warnings, locations rewritten to repo paths
+    double compile_ms = 0;
+};
+
+/// NVRTC's version as major*1000 + minor*10 (13.0 -> 13000), like CUDA_VERSION.
+int nvrtc_version();
+
+/// Compiles one kernel of `sources`, offering every header in the set to `#include`.
+/// Throws CompileError (with the log at the kernel's own file:line) when the source is bad.
+CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
+                       const CompileOptions& options);
+
+/// Rewrites NVRTC's `name(line): error: msg` lines to `path:line:col: error: msg`, mapping
+/// header include names to their paths, and collects them as diagnostics.
+std::string rewrite_log(const std::string& log, const SourceSet& sources,
+                        std::vector<Diagnostic>* diagnostics);
+
+} // namespace kjit

@@ -1,0 +1,86 @@
+#include "runtime/context.hpp"
+
+#include <cstdio>
+#include <utility>
+
+namespace kjit {
+
+int Device::count() {
+    int n = 0;
+    check(driver().cuDeviceGetCount(&n), "cuDeviceGetCount");
+    return n;
+}
+
+Device Device::get(int ordinal) {
+    CUdevice d = 0;
+    check(driver().cuDeviceGet(&d, ordinal), "cuDeviceGet",
+          "ordinal=" + std::to_string(ordinal) + " of " + std::to_string(count()));
+    return {ordinal, d};
+}
+
+std::string Device::name() const {
+    char buf[256] = {};
+    check(driver().cuDeviceGetName(buf, sizeof buf, handle_), "cuDeviceGetName");
+    return buf;
+}
+
+int Device::attribute(CUdevice_attribute attr) const {
+    int v = 0;
+    check(driver().cuDeviceGetAttribute(&v, attr, handle_), "cuDeviceGetAttribute",
+          "dev=" + std::to_string(ordinal_) + " attribute=" + std::to_string(attr));
+    return v;
+}
+
+std::string Device::arch() const {
+    return "sm_" + std::to_string(attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)) +
+           std::to_string(attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+}
+
+int Device::sm_count() const { return attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT); }
+
+std::size_t Device::total_memory() const {
+    std::size_t bytes = 0;
+    check(driver().cuDeviceTotalMem(&bytes, handle_), "cuDeviceTotalMem");
+    return bytes;
+}
+
+Context::Context(const Device& device) : device_(device) {
+    check(driver().cuDevicePrimaryCtxRetain(&ctx_, device.handle()), "cuDevicePrimaryCtxRetain",
+          "dev=" + std::to_string(device.ordinal()));
+    make_current();
+}
+
+Context::Context(Context&& other) noexcept
+    : device_(other.device_), ctx_(std::exchange(other.ctx_, nullptr)) {}
+
+Context& Context::operator=(Context&& other) noexcept {
+    if (this != &other) {
+        release();
+        device_ = other.device_;
+        ctx_ = std::exchange(other.ctx_, nullptr);
+    }
+    return *this;
+}
+
+Context::~Context() { release(); }
+
+void Context::release() noexcept {
+    if (!ctx_)
+        return;
+    if (const CUresult r = driver().cuDevicePrimaryCtxRelease(device_.handle()); r != CUDA_SUCCESS)
+        std::fprintf(stderr, "kjit: warning: cuDevicePrimaryCtxRelease: %s\n", describe(r).c_str());
+    ctx_ = nullptr;
+}
+
+void Context::make_current() const {
+    check(driver().cuCtxSetCurrent(ctx_), "cuCtxSetCurrent",
+          "dev=" + std::to_string(device_.ordinal()));
+}
+
+void Context::synchronize() const {
+    make_current();
+    check(driver().cuCtxSynchronize(), "cuCtxSynchronize",
+          "dev=" + std::to_string(device_.ordinal()));
+}
+
+} // namespace kjit

@@ -1,0 +1,113 @@
+#pragma once
+
+#include "runtime/driver.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace kjit {
+
+class Context;
+
+/// Grid or block dimensions.
+struct Dim3 {
+    unsigned x = 1, y = 1, z = 1;
+    [[nodiscard]] std::string str() const;
+    [[nodiscard]] unsigned long long volume() const {
+        return static_cast<unsigned long long>(x) * y * z;
+    }
+};
+
+/// Where and how wide one launch runs.
+struct LaunchConfig {
+    Dim3 grid;
+    Dim3 block;
+    unsigned smem_bytes = 0; ///< dynamic shared memory
+    CUstream stream = nullptr;
+};
+
+/// A launch was refused, by kjit's first-launch checks (code 0) or by the driver.
+class LaunchError : public Error {
+  public:
+    LaunchError(const std::string& call, CUresult code, std::string kernel,
+                const std::string& context, const std::string& detail);
+    CUresult code; ///< CUDA_SUCCESS when kjit refused the launch before the driver saw it
+    std::string kernel;
+};
+
+namespace detail {
+/// The address of signature_tag<Args...> identifies an argument-type list.
+template <class... Args> inline constexpr char signature_tag = 0;
+struct FunctionState;
+} // namespace detail
+
+/// A kernel entry point of a loaded Module; valid while the Module lives.
+class Function {
+  public:
+    Function(CUfunction handle, std::string name, int device_ordinal, std::string arch);
+
+    [[nodiscard]] CUfunction handle() const { return handle_; }
+    [[nodiscard]] const std::string& name() const;
+    [[nodiscard]] int attribute(CUfunction_attribute attr) const;
+    /// The launch-bounds / register limit on threads per block.
+    [[nodiscard]] int max_threads_per_block() const;
+    /// Parameter sizes in bytes, from cuFuncGetParamInfo.
+    [[nodiscard]] std::vector<std::size_t> param_sizes() const;
+
+    /// Launches with `args` as the kernel's parameters. The first launch with a given list of
+    /// argument types checks it against the kernel's parameter layout; every launch checks
+    /// block, grid and shared memory against the kernel's and device's limits.
+    template <class... Args> void launch(const LaunchConfig& config, const Args&... args) const {
+        static_assert((std::is_trivially_copyable_v<Args> && ...),
+                      "kernel arguments must be trivially copyable");
+        void* params[sizeof...(Args) + 1] = {const_cast<void*>(static_cast<const void*>(&args))...,
+                                             nullptr};
+        static constexpr std::size_t sizes[sizeof...(Args) + 1] = {sizeof(Args)..., 0};
+        launch_packed(config, params, std::span<const std::size_t>(sizes, sizeof...(Args)),
+                      &detail::signature_tag<Args...>);
+    }
+
+    /// The untyped form of launch(): one pointer per parameter, and their sizes.
+    void launch_packed(const LaunchConfig& config, void** params,
+                       std::span<const std::size_t> sizes, const void* signature) const;
+
+    /// "kernel=NAME grid=(..) block=(..) smem=N dev=D sm_XX", the context of every error.
+    [[nodiscard]] std::string context(const LaunchConfig& config) const;
+
+  private:
+    void check_config(const LaunchConfig& config) const;
+    void check_arguments(const LaunchConfig& config, std::span<const std::size_t> sizes) const;
+    CUfunction handle_;
+    std::shared_ptr<detail::FunctionState> state_;
+};
+
+/// An owned, loaded CUBIN in the current context.
+class Module {
+  public:
+    /// Loads `image` (CUBIN or PTX) into `context`; `label` names it in errors.
+    static Module load(const Context& context, const std::string& image, const std::string& label);
+    Module(Module&& other) noexcept;
+    Module& operator=(Module&& other) noexcept;
+    Module(const Module&) = delete;
+    Module& operator=(const Module&) = delete;
+    ~Module();
+
+    /// The entry point `name`; NotFoundError when the module has none of that name.
+    [[nodiscard]] Function function(const std::string& name) const;
+    [[nodiscard]] CUmodule handle() const { return module_; }
+
+  private:
+    Module(CUmodule m, std::string label, int device_ordinal, std::string arch);
+    CUmodule module_ = nullptr;
+    std::string label_;
+    int device_ordinal_ = 0;
+    std::string arch_;
+};
+
+} // namespace kjit

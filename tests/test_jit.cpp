@@ -1,0 +1,168 @@
+#include "jit/compiler.hpp"
+#include "tests/support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+using namespace kjit;
+
+namespace {
+std::string read_file(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+void write_file(const std::filesystem::path& p, const std::string& text) {
+    std::ofstream(p, std::ios::binary) << text;
+}
+} // namespace
+
+TEST_SUITE("jit") {
+
+TEST_CASE("every kernel_src file is embedded with its repo path and hash and build-time mtime") {
+    const SourceSet set = SourceSet::embedded();
+    const SourceSet disk = SourceSet::from_directory(KJIT_SOURCE_DIR "/kernel_src", "kernel_src");
+    REQUIRE(set.find("rms_norm.cu") != nullptr);
+    REQUIRE(set.find("common.cuh") != nullptr);
+    CHECK(set.files().size() == disk.files().size());
+    for (const auto& f : disk.files()) {
+        const SourceFile* e = set.find(f.name);
+        REQUIRE_MESSAGE(e != nullptr, f.name << " is on disk but not embedded");
+        CHECK(e->path == "kernel_src/" + f.name);
+        CHECK(e->text == f.text); // the build embedded the current copy
+        CHECK(e->hash == hash128(e->text));
+        CHECK(e->hash == f.hash);
+        CHECK(e->mtime_ns > 0);
+    }
+    CHECK(set.kernel("rms_norm").kernel_name() == "rms_norm");
+    CHECK(set.kernel("rms_norm.cu").is_kernel());
+}
+
+TEST_CASE("an unknown kernel is a NotFoundError that lists the known ones") {
+    const SourceSet set = SourceSet::embedded();
+    try {
+        (void)set.kernel("rms_nrom");
+        FAIL("expected NotFoundError");
+    } catch (const NotFoundError& e) {
+        CHECK(std::string(e.what()).find("unknown kernel 'rms_nrom'") != std::string::npos);
+        CHECK(std::string(e.what()).find("rms_norm") != std::string::npos);
+    }
+}
+
+TEST_CASE("hash128 is xxh3-128: fixed known values") {
+    CHECK(hash128("").hex() == "99aa06d3014798d86001c324468d497f");
+    CHECK(hash128("kjit") != hash128("kjiT"));
+    CHECK(hash64("") == 0x2d06800538d394c2ull);
+}
+
+TEST_CASE("CompileOptions renders NVRTC flags in a fixed order with sorted defines") {
+    CompileOptions o;
+    o.arch = "sm_90a";
+    add_define(o.defines, "T_SPLIT=16");
+    add_define(o.defines, "MAX_DSTATE=16");
+    add_define(o.defines, "USE_TC");
+    o.fmad = false;
+    o.lineinfo = true;
+    o.extra = {"--extra-device-vectorization"};
+    const std::vector<std::string> want = {
+        "--gpu-architecture=sm_90a", "-std=c++17",   "--fmad=false",      "-lineinfo",
+        "-DMAX_DSTATE=16",           "-DT_SPLIT=16", "-DUSE_TC=1",        "--extra-device-vectorization"};
+    CHECK(o.argv() == want);
+    CHECK(o.defines_text() == "MAX_DSTATE=16 T_SPLIT=16 USE_TC=1");
+    CHECK_THROWS_AS(add_define(o.defines, "1BAD=3"), ConfigError);
+    CHECK_THROWS_AS(add_define(o.defines, "=3"), ConfigError);
+    CHECK_THROWS_AS(add_define(o.defines, "A-B=3"), ConfigError);
+}
+
+TEST_CASE("rms_norm compiles to sm_90 CUBIN with PTX on request") {
+    CompileOptions o;
+    o.ptx = true;
+    const CompiledKernel c = compile(SourceSet::embedded(), "rms_norm", o);
+    REQUIRE(c.cubin.size() > 4);
+    CHECK(c.cubin.substr(0, 4) == "\x7f" "ELF");
+    CHECK(c.ptx.find(".entry rms_norm_f32") != std::string::npos);
+    CHECK(c.ptx.find(".entry rms_norm_bf16") != std::string::npos);
+    CHECK(c.path == "kernel_src/rms_norm.cu");
+    CHECK(c.compile_ms > 0);
+}
+
+TEST_CASE("an injected define reaches the kernel: RMS_BLOCK changes the launch bounds") {
+    const SourceSet set = SourceSet::embedded();
+    CompileOptions a, b;
+    a.ptx = b.ptx = true;
+    a.defines["RMS_BLOCK"] = "128";
+    b.defines["RMS_BLOCK"] = "1024";
+    const auto pa = compile(set, "rms_norm", a).ptx;
+    const auto pb = compile(set, "rms_norm", b).ptx;
+    CHECK(pa.find(".maxntid 128, 1, 1") != std::string::npos);
+    CHECK(pb.find(".maxntid 1024, 1, 1") != std::string::npos);
+}
+
+TEST_CASE("a syntax error is reported at the kernel's own file:line:col with options and defines") {
+    test::TempDir dir;
+    write_file(dir.path() / "common.cuh",
+               read_file(KJIT_SOURCE_DIR "/kernel_src/common.cuh"));
+    write_file(dir.path() / "bad.cu", "#include \"common.cuh\"\n"
+                                      "extern \"C\" __global__ void bad(float* y) {\n"
+                                      "    float v = 1.0f\n"
+                                      "    y[0] = v;\n"
+                                      "}\n");
+    const SourceSet set = SourceSet::from_directory(dir.path(), "kernels");
+    CompileOptions o;
+    o.defines["FOO"] = "3";
+    try {
+        (void)compile(set, "bad", o);
+        FAIL("expected CompileError");
+    } catch (const CompileError& e) {
+        CHECK(e.kernel == "bad");
+        CHECK(e.path == "kernels/bad.cu");
+        REQUIRE(!e.diagnostics.empty());
+        CHECK(e.diagnostics[0].format() == "kernels/bad.cu:4:5: error: expected a \";\"");
+        const std::string what = e.what();
+        CHECK(what.find("defines: FOO=3") != std::string::npos);
+        CHECK(what.find("--gpu-architecture=sm_90") != std::string::npos);
+        CHECK(what.find("kernels/bad.cu:4:5: error") != std::string::npos);
+        CHECK(e.source_hash == set.kernel("bad").hash.hex());
+    }
+}
+
+TEST_CASE("an error inside a header is reported at the header's path") {
+    test::TempDir dir;
+    write_file(dir.path() / "util.cuh", "#pragma once\n__device__ int f() { return zz; }\n");
+    write_file(dir.path() / "k.cu", "#include \"util.cuh\"\n"
+                                    "extern \"C\" __global__ void k(int* y) { y[0] = f(); }\n");
+    try {
+        (void)compile(SourceSet::from_directory(dir.path(), "src"), "k", {});
+        FAIL("expected CompileError");
+    } catch (const CompileError& e) {
+        REQUIRE(!e.diagnostics.empty());
+        CHECK(e.diagnostics[0].path == "src/util.cuh");
+        CHECK(e.diagnostics[0].line == 2);
+        CHECK(e.diagnostics[0].column == 29);
+        CHECK(e.diagnostics[0].message == "identifier \"zz\" is undefined");
+    }
+}
+
+TEST_CASE("rewrite_log keeps non-diagnostic lines and maps warnings with numbers") {
+    SourceSet set;
+    set.add({"h.cuh", "kernel_src/h.cuh", "", {}, 0});
+    std::vector<Diagnostic> d;
+    const std::string out = rewrite_log("h.cuh(3): warning #177-D: variable \"y\" was declared\n"
+                                        "      int y = 3\n"
+                                        "          ^\n"
+                                        "\n1 warning\n",
+                                        set, &d);
+    REQUIRE(d.size() == 1);
+    CHECK(d[0].format() == "kernel_src/h.cuh:3:9: warning: variable \"y\" was declared");
+    CHECK(out.find("1 warning") != std::string::npos);
+}
+
+TEST_CASE("a missing source directory is a ConfigError naming it") {
+    CHECK_THROWS_WITH_AS((void)SourceSet::from_directory("/nonexistent/kjit"),
+                         doctest::Contains("/nonexistent/kjit"), ConfigError);
+}
+
+} // TEST_SUITE

@@ -1,0 +1,140 @@
+#include "jit/compiler.hpp"
+#include "runtime/buffer.hpp"
+#include "runtime/context.hpp"
+#include "runtime/module.hpp"
+#include "runtime/stream.hpp"
+#include "tests/support.hpp"
+
+#include <functional>
+
+#include <doctest/doctest.h>
+
+using namespace kjit;
+
+namespace {
+/// rms_norm compiled for the device with RMS_BLOCK=block, loaded into `ctx`.
+Module load_rms_norm(const Context& ctx, int block) {
+    CompileOptions o;
+    o.arch = ctx.device().arch();
+    o.defines["RMS_BLOCK"] = std::to_string(block);
+    return Module::load(ctx, compile(SourceSet::embedded(), "rms_norm", o).cubin, "rms_norm");
+}
+
+std::string launch_error(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const LaunchError& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+} // namespace
+
+TEST_SUITE("runtime") {
+
+TEST_CASE("without a usable GPU the driver reports a typed NoDeviceError that is the same each time") {
+    std::string reason;
+    if (device_available(&reason)) {
+        CHECK(driver().version >= 12040);
+        CHECK((driver().cuLaunchKernel != nullptr));
+        return;
+    }
+    CHECK((reason.rfind("no CUDA driver: ", 0) == 0 || reason.rfind("no CUDA device: ", 0) == 0));
+    for (int i = 0; i < 2; ++i) {
+        try {
+            (void)driver();
+            FAIL("expected NoDeviceError");
+        } catch (const NoDeviceError& e) {
+            CHECK(e.what() == reason);
+        }
+    }
+    CHECK_THROWS_AS((void)Device::count(), NoDeviceError);
+}
+
+} // TEST_SUITE
+
+TEST_SUITE("gpu") {
+
+TEST_CASE("device and context and buffers and events work") {
+    KJIT_REQUIRE_DEVICE();
+    const Device d = Device::get(0);
+    MESSAGE(d.name() << " " << d.arch() << " " << d.sm_count() << " SMs");
+    CHECK(Device::count() >= 1);
+    CHECK(d.sm_count() > 0);
+    CHECK(d.arch().rfind("sm_", 0) == 0);
+    const Context ctx(d);
+    std::vector<int> host(1000);
+    for (int i = 0; i < 1000; ++i)
+        host[i] = i * 7;
+    DeviceBuffer b = DeviceBuffer::from<int>(host);
+    CHECK(b.to_vector<int>() == host);
+    b.fill_bytes(0);
+    CHECK(b.to_vector<int>() == std::vector<int>(1000, 0));
+    CHECK_THROWS_AS(b.upload(host.data(), 4), Error);
+    Stream s;
+    Event e0, e1;
+    e0.record(s.handle());
+    e1.record(s.handle());
+    e1.synchronize();
+    CHECK(Event::elapsed_ms(e0, e1) >= 0.0f);
+    CHECK_THROWS_AS((void)Device::get(1000), CudaError);
+}
+
+TEST_CASE("a loaded module names a missing entry point") {
+    KJIT_REQUIRE_DEVICE();
+    const Context ctx(Device::get(0));
+    const Module m = load_rms_norm(ctx, 256);
+    CHECK(m.function("rms_norm_f32").max_threads_per_block() == 256);
+    CHECK_THROWS_WITH_AS((void)m.function("rms_norm_f64"),
+                         doctest::Contains("no entry point 'rms_norm_f64'"), NotFoundError);
+    CHECK_THROWS_AS(Module::load(ctx, "not a cubin", "junk"), CudaError);
+}
+
+TEST_CASE("first-launch checks refuse bad launches with named causes and a good launch still works after them") {
+    KJIT_REQUIRE_DEVICE();
+    const Context ctx(Device::get(0));
+    const Module m = load_rms_norm(ctx, 128);
+    const Function f = m.function("rms_norm_f32");
+    const int rows = 4, n = 300;
+    DeviceBuffer x(rows * n * 4), w(n * 4), y(rows * n * 4);
+    x.fill_bytes(0);
+    w.fill_bytes(0);
+    Stream s;
+    LaunchConfig c{{rows, 1, 1}, {128, 1, 1}, 0, s.handle()};
+
+    // Too few arguments: the count and each size are named.
+    std::string err = launch_error([&] { f.launch(c, x.ptr(), w.ptr(), y.ptr(), rows, n); });
+    CHECK(err.find("the kernel takes 6 parameters") != std::string::npos);
+    CHECK(err.find("but 5 arguments were passed") != std::string::npos);
+    CHECK(err.find("kernel=rms_norm_f32") != std::string::npos);
+    // An int where a pointer is expected.
+    err = launch_error([&] { f.launch(c, 0, w.ptr(), y.ptr(), rows, n, 1e-6f); });
+    CHECK(err.find("argument 0 is 4 bytes but the kernel's parameter 0 is 8 bytes") !=
+          std::string::npos);
+    // A block over __launch_bounds__(128).
+    c.block.x = 256;
+    err = launch_error([&] { f.launch(c, x.ptr(), w.ptr(), y.ptr(), rows, n, 1e-6f); });
+    CHECK(err.find("block of 256 threads exceeds the kernel's limit of 128") != std::string::npos);
+    c.block.x = 2048;
+    err = launch_error([&] { f.launch(c, x.ptr(), w.ptr(), y.ptr(), rows, n, 1e-6f); });
+    CHECK(err.find("block of 2048 threads") != std::string::npos);
+    // Dynamic shared memory over the device maximum.
+    c.block.x = 128;
+    c.smem_bytes = 1u << 20;
+    err = launch_error([&] { f.launch(c, x.ptr(), w.ptr(), y.ptr(), rows, n, 1e-6f); });
+    CHECK(err.find("exceeds the device maximum") != std::string::npos);
+    // grid.y over 65535.
+    c.smem_bytes = 0;
+    c.grid.y = 70000;
+    err = launch_error([&] { f.launch(c, x.ptr(), w.ptr(), y.ptr(), rows, n, 1e-6f); });
+    CHECK(err.find("65535") != std::string::npos);
+
+    c.grid.y = 1;
+    y.fill_bytes(0xff);
+    f.launch(c, x.ptr(), w.ptr(), y.ptr(), rows, n, 1e-6f);
+    s.synchronize();
+    // x = 0 and w = 0: every output is 0 * inv * 0 = 0, every element written.
+    CHECK(y.to_vector<float>() == std::vector<float>(rows * n, 0.0f));
+}
+
+} // TEST_SUITE

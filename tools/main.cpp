@@ -1,0 +1,55 @@
+// kjit: one binary, verbs. Exit codes: 0 ok, 1 findings or failed checks, 2 usage or
+// environment error.
+#include "tools/verbs.hpp"
+
+#include "jit/error.hpp"
+#include "runtime/driver.hpp"
+
+#include <iostream>
+#include <map>
+
+int main(int argc, char** argv) {
+    using namespace kjit::cli;
+    CLI::App app{"kjit: runtime-compiled CUDA kernels: compile, audit, check, launch"};
+    app.require_subcommand(1);
+    std::map<std::string, Action> actions;
+    for (auto add : {add_audit, add_check, add_compile, add_info}) {
+        auto action = add(app);
+        actions[app.get_subcommands({}).back()->get_name()] = std::move(action);
+    }
+    if (argc > 1 && argv[1][0] != '-' && !actions.contains(argv[1])) {
+        std::string verbs;
+        for (const auto& [name, _] : actions)
+            verbs += (verbs.empty() ? "" : ", ") + name;
+        std::cerr << "kjit: error: unknown verb '" << argv[1] << "' (verbs: " << verbs << ")\n";
+        return kUsage;
+    }
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return kUsage;
+    }
+    try {
+        for (auto* sub : app.get_subcommands())
+            return actions.at(sub->get_name())();
+    } catch (const kjit::ConfigError& e) {
+        std::cerr << "kjit: " << e.what() << '\n';
+        return kUsage;
+    } catch (const kjit::NotFoundError& e) {
+        std::cerr << "kjit: error: " << e.what() << '\n';
+        return kUsage;
+    } catch (const kjit::NoDeviceError& e) {
+        std::cerr << "kjit: error: " << e.what() << '\n';
+        return kUsage;
+    } catch (const kjit::CompileError& e) {
+        std::cerr << "kjit: error: " << e.what() << '\n';
+        return kFindings;
+    } catch (const std::exception& e) {
+        std::cerr << "kjit: error: " << e.what() << '\n';
+        return kFindings;
+    }
+    return kUsage;
+}

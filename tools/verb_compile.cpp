@@ -1,0 +1,70 @@
+#include "tools/verbs.hpp"
+
+#include "jit/compiler.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+namespace kjit::cli {
+
+namespace {
+struct CompileArgs {
+    SourceOptions sources;
+    std::string kernel;
+    std::string arch = "sm_90";
+    std::vector<std::string> defines;
+    std::string cubin_out, ptx_out;
+    bool lineinfo = false, no_fmad = false;
+};
+
+void write_file(const std::string& path, const std::string& bytes) {
+    if (path == "-") {
+        std::cout << bytes;
+        return;
+    }
+    std::ofstream out(path, std::ios::binary);
+    out << bytes;
+    if (!out)
+        throw ConfigError("cannot write output file", path);
+}
+
+int run_compile(const CompileArgs& args) {
+    const SourceSet set = args.sources.load();
+    CompileOptions options;
+    options.arch = args.arch;
+    options.lineinfo = args.lineinfo;
+    options.fmad = !args.no_fmad;
+    options.ptx = !args.ptx_out.empty();
+    for (const auto& d : args.defines)
+        add_define(options.defines, d);
+    const CompiledKernel c = compile(set, args.kernel, options);
+    std::fprintf(stderr, "%s: compiled for %s in %.1f ms, cubin %zu bytes, hash %s\n  defines: %s\n",
+                 c.path.c_str(), c.options.arch.c_str(), c.compile_ms, c.cubin.size(),
+                 c.source_hash.hex().c_str(), options.defines_text().c_str());
+    if (!c.log.empty())
+        std::cerr << c.log << '\n';
+    if (!args.cubin_out.empty())
+        write_file(args.cubin_out, c.cubin);
+    if (!args.ptx_out.empty())
+        write_file(args.ptx_out, c.ptx);
+    return kOk;
+}
+} // namespace
+
+Action add_compile(CLI::App& app) {
+    auto args = std::make_shared<CompileArgs>();
+    auto* sub = app.add_subcommand("compile", "compile one kernel and report it (no GPU needed)");
+    args->sources.add_to(*sub);
+    sub->add_option("kernel", args->kernel, "kernel name, e.g. rms_norm")->required();
+    sub->add_option("--arch", args->arch, "target architecture")->capture_default_str();
+    sub->add_option("-D,--define", args->defines, "NAME=VALUE injected as a define");
+    sub->add_option("-o,--cubin", args->cubin_out, "write the CUBIN to this file ('-' = stdout)");
+    sub->add_option("--ptx", args->ptx_out, "write the PTX to this file ('-' = stdout)");
+    sub->add_flag("--lineinfo", args->lineinfo, "generate line information");
+    sub->add_flag("--no-fmad", args->no_fmad, "do not contract a*b+c into FMA");
+    return [args] { return run_compile(*args); };
+}
+
+} // namespace kjit::cli

@@ -1,0 +1,86 @@
+#include "tuning/selfcheck.hpp"
+
+#include "jit/compiler.hpp"
+#include "runtime/buffer.hpp"
+#include "runtime/module.hpp"
+#include "runtime/stream.hpp"
+#include "tuning/numeric.hpp"
+
+namespace kjit {
+
+std::vector<RmsNormCase> default_rms_norm_cases() {
+    std::vector<RmsNormCase> cases;
+    for (bool bf16 : {false, true}) {
+        cases.push_back({bf16, 4096, 7168, 256});
+        cases.push_back({bf16, 1, 7168, 1024});
+        cases.push_back({bf16, 333, 1000, 128});
+    }
+    return cases;
+}
+
+CheckResult check_rms_norm(const Context& context, const SourceSet& sources,
+                           const RmsNormCase& c, std::uint64_t seed) {
+    CompileOptions options;
+    options.arch = context.device().arch();
+    options.defines["RMS_BLOCK"] = std::to_string(c.block);
+    const CompiledKernel compiled = compile(sources, "rms_norm", options);
+    const Module module = Module::load(context, compiled.cubin, compiled.kernel);
+    const Function fn = module.function(c.entry());
+
+    const std::size_t count = static_cast<std::size_t>(c.rows) * c.n;
+    std::vector<float> x(count), w(c.n);
+    fill_uniform(x, seed);
+    fill_uniform(w, seed + 1);
+    // The reference sees exactly the values the kernel reads (bf16-rounded where bf16).
+    std::vector<double> xd(count), wd(c.n), want(count), got(count);
+    DeviceBuffer dx, dw, dy;
+    if (c.bf16) {
+        std::vector<std::uint16_t> xb(count), wb(c.n);
+        for (std::size_t i = 0; i < count; ++i)
+            xd[i] = from_bf16(xb[i] = to_bf16(x[i]));
+        for (int i = 0; i < c.n; ++i)
+            wd[i] = from_bf16(wb[i] = to_bf16(w[i]));
+        dx = DeviceBuffer::from<std::uint16_t>(xb);
+        dw = DeviceBuffer::from<std::uint16_t>(wb);
+        dy = DeviceBuffer(count * sizeof(std::uint16_t));
+    } else {
+        xd.assign(x.begin(), x.end());
+        wd.assign(w.begin(), w.end());
+        dx = DeviceBuffer::from<float>(x);
+        dw = DeviceBuffer::from<float>(w);
+        dy = DeviceBuffer(count * sizeof(float));
+    }
+    dy.fill_bytes(0xff); // NaN in both types: an unwritten element fails the comparison
+
+    Stream stream;
+    LaunchConfig config;
+    config.grid.x = static_cast<unsigned>(c.rows);
+    config.block.x = static_cast<unsigned>(c.block);
+    config.stream = stream.handle();
+    fn.launch(config, dx.ptr(), dw.ptr(), dy.ptr(), c.rows, c.n, c.eps);
+    stream.synchronize();
+
+    if (c.bf16) {
+        const auto yb = dy.to_vector<std::uint16_t>();
+        for (std::size_t i = 0; i < count; ++i)
+            got[i] = from_bf16(yb[i]);
+    } else {
+        const auto yf = dy.to_vector<float>();
+        got.assign(yf.begin(), yf.end());
+    }
+    rms_norm_reference(xd, wd, want, c.rows, c.n, c.eps);
+
+    CheckResult r;
+    r.kernel = "rms_norm";
+    r.entry = c.entry();
+    r.shape = "rows=" + std::to_string(c.rows) + " n=" + std::to_string(c.n);
+    r.defines = options.defines_text();
+    r.grid = config.grid.str();
+    r.block = config.block.str();
+    r.source_hash = compiled.source_hash.hex().substr(0, 12);
+    r.error = relative_l2(got, want);
+    r.tolerance = c.tolerance();
+    return r;
+}
+
+} // namespace kjit
