@@ -63,7 +63,8 @@ CompileError::CompileError(std::string kernel_, std::string path_,
       source_hash(std::move(source_hash_)) {}
 
 ConfigError::ConfigError(const std::string& message, std::string file_, int line_, int column_)
-    : Error(config_message(message, file_, line_, column_)), file(std::move(file_)), line(line_),
+    : Error(config_message(message, file_, line_, column_)), message(message),
+      file(std::move(file_)), line(line_),
       column(column_) {}
 
 } // namespace kjit

@@ -51,6 +51,7 @@ class CompileError : public Error {
 class ConfigError : public Error {
   public:
     ConfigError(const std::string& message, std::string file = {}, int line = 0, int column = 0);
+    std::string message; ///< without the location
     std::string file;
     int line;
     int column;

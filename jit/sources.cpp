@@ -55,6 +55,21 @@ SourceSet SourceSet::embedded() {
     return set;
 }
 
+SourceFile read_source_file(const std::filesystem::path& dir, const std::string& name,
+                            const std::string& display_prefix) {
+    const std::filesystem::path path = dir / name;
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw ConfigError("cannot read kernel source", path.string());
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::string body = text.str();
+    const Hash128 h = hash128(body);
+    const std::filesystem::path shown =
+        display_prefix.empty() ? path : std::filesystem::path(display_prefix) / name;
+    return {name, shown.generic_string(), std::move(body), h, mtime_ns(path)};
+}
+
 SourceSet SourceSet::from_directory(const std::filesystem::path& dir,
                                     const std::string& display_prefix) {
     std::error_code ec;
@@ -62,23 +77,12 @@ SourceSet SourceSet::from_directory(const std::filesystem::path& dir,
         throw ConfigError("kernel source directory does not exist or is not a directory",
                           dir.string());
     SourceSet set;
-    const std::string prefix = display_prefix.empty() ? dir.string() : display_prefix;
     for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
-        if (!entry.is_regular_file())
-            continue;
         const auto ext = entry.path().extension();
-        if (ext != ".cu" && ext != ".cuh")
-            continue;
-        std::ifstream in(entry.path(), std::ios::binary);
-        if (!in)
-            throw ConfigError("cannot read kernel source", entry.path().string());
-        std::ostringstream text;
-        text << in.rdbuf();
-        const std::string name = std::filesystem::relative(entry.path(), dir).generic_string();
-        std::string body = text.str();
-        const Hash128 h = hash128(body);
-        set.add({name, (std::filesystem::path(prefix) / name).generic_string(), std::move(body),
-                 h, mtime_ns(entry.path())});
+        if (entry.is_regular_file() && (ext == ".cu" || ext == ".cuh"))
+            set.add(read_source_file(
+                dir, std::filesystem::relative(entry.path(), dir).generic_string(),
+                display_prefix));
     }
     return set;
 }

@@ -47,6 +47,11 @@ class SourceSet {
     std::vector<SourceFile> files_;
 };
 
+/// Reads dir/name (name relative to dir) as a SourceFile shown as display_prefix/name
+/// (dir/name when display_prefix is empty); ConfigError when it cannot be read.
+SourceFile read_source_file(const std::filesystem::path& dir, const std::string& name,
+                            const std::string& display_prefix = {});
+
 namespace detail {
 /// The generated registry's record of one embedded file (see cmake/KjitEmbed.cmake).
 struct EmbeddedFile {

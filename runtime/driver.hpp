@@ -46,6 +46,9 @@ class NoDeviceError : public Error {
     X(cuModuleLoadData, 2000)                                                                    \
     X(cuModuleUnload, 2000)                                                                      \
     X(cuModuleGetFunction, 2000)                                                                 \
+    X(cuModuleGetFunctionCount, 12040)                                                           \
+    X(cuModuleEnumerateFunctions, 12040)                                                         \
+    X(cuFuncGetName, 12030)                                                                      \
     X(cuFuncGetAttribute, 2020)                                                                  \
     X(cuFuncSetAttribute, 9000)                                                                  \
     X(cuFuncGetParamInfo, 12040)                                                                 \

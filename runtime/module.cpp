@@ -186,6 +186,22 @@ Module::~Module() {
                          describe(r).c_str());
 }
 
+std::vector<Function> Module::functions() const {
+    unsigned count = 0;
+    check(driver().cuModuleGetFunctionCount(&count, module_), "cuModuleGetFunctionCount",
+          "module=" + label_);
+    std::vector<CUfunction> handles(count);
+    check(driver().cuModuleEnumerateFunctions(handles.data(), count, module_),
+          "cuModuleEnumerateFunctions", "module=" + label_);
+    std::vector<Function> out;
+    for (CUfunction f : handles) {
+        const char* name = nullptr;
+        check(driver().cuFuncGetName(&name, f), "cuFuncGetName", "module=" + label_);
+        out.emplace_back(f, name, device_ordinal_, arch_);
+    }
+    return out;
+}
+
 Function Module::function(const std::string& name) const {
     CUfunction f = nullptr;
     const CUresult r = driver().cuModuleGetFunction(&f, module_, name.c_str());

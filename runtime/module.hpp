@@ -100,6 +100,8 @@ class Module {
 
     /// The entry point `name`; NotFoundError when the module has none of that name.
     [[nodiscard]] Function function(const std::string& name) const;
+    /// Every entry point of the module.
+    [[nodiscard]] std::vector<Function> functions() const;
     [[nodiscard]] CUmodule handle() const { return module_; }
 
   private:

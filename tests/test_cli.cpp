@@ -118,6 +118,102 @@ TEST_CASE("no driver is reported as such and not as a crash") {
     CHECK(contains(c.out, "launch checks skipped: no CUDA driver"));
 }
 
+TEST_CASE("kjit specialize compiles a shape file then serves it from the disk cache") {
+    kjit::test::TempDir dir;
+    const auto shape = dir.path() / "shape.toml";
+    std::ofstream(shape) << "[shape]\nd_model = 7168\nblock = 512\n\n"
+                            "[[kernel]]\nname = \"norm_wide\"\nsource = \"rms_norm\"\n"
+                            "defines = { RMS_BLOCK = \"${block}\" }\n\n"
+                            "[[kernel]]\nname = \"rms_norm\"\ndefines = { RMS_BLOCK = 128 }\n";
+    const std::string env = "KJIT_DRIVER_LIBRARY=/nonexistent KJIT_CACHE_DIR=" +
+                            (dir.path() / "cache").string();
+    Run r = run_kjit("specialize " + shape.string(), env);
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "2 kernel(s) for sm_90"));
+    CHECK(contains(r.out, "not loaded"));
+    CHECK(contains(r.out, "norm_wide                miss"));
+    CHECK(contains(r.out, "RMS_BLOCK=512"));
+    CHECK(contains(r.out, "specialize: 2 prepared, 0 failed"));
+    r = run_kjit("specialize " + shape.string(), env);
+    CHECK(contains(r.out, "norm_wide                hit"));
+    CHECK(contains(r.out, "rms_norm                 hit"));
+    r = run_kjit("specialize --no-cache " + shape.string(), env);
+    CHECK(contains(r.out, "rms_norm                 miss"));
+}
+
+TEST_CASE("a broken shape file is reported at file:line:col with exit 2") {
+    kjit::test::TempDir dir;
+    const auto check = [&](const std::string& text, const std::string& want) {
+        const auto shape = dir.path() / "bad.toml";
+        std::ofstream(shape) << text;
+        const Run r = run_kjit("specialize " + shape.string(), "KJIT_DRIVER_LIBRARY=/nonexistent");
+        INFO(r.out);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, shape.string() + ":" + want));
+    };
+    check("[shape]\nd_model = 7168\n[kernal]\n", "3:2: error: unknown key 'kernal' (known: shape, kernel)");
+    check("[shape]\nd_model = \"big\"\n", "2:11: error: shape entry 'd_model' must be an integer");
+    check("[shape]\nd_model = 7168\n[[kernel]]\nname = \"rms_norm\"\nsorce = \"x\"\n",
+          "5:1: error: unknown key 'sorce' in [[kernel]] (known: name, source, defines)");
+    check("[shape\n", "1:7: error:");
+    check("[[kernel]]\nname = \"x\"\ndefines = { 9A = 1 }\n", "3:18: error: bad define '9A=1'");
+    const auto shape = dir.path() / "ref.toml";
+    std::ofstream(shape) << "[[kernel]]\nname = \"rms_norm\"\ndefines = { RMS_BLOCK = \"${nope}\" }\n";
+    const Run r = run_kjit("specialize " + shape.string(), "KJIT_DRIVER_LIBRARY=/nonexistent");
+    CHECK(r.code == 1);
+    CHECK(contains(r.out, "names shape entry 'nope', which the shape lacks"));
+}
+
+TEST_CASE("kjit cache stats and ls and why and clear describe the cache") {
+    kjit::test::TempDir dir;
+    const std::string env = "KJIT_CACHE_DIR=" + dir.path().string();
+    CHECK(run_kjit("compile rms_norm -D RMS_BLOCK=256", env).code == 0);
+    Run r = run_kjit("cache stats", env);
+    CHECK(contains(r.out, "entries    1"));
+    r = run_kjit("cache ls", env);
+    CHECK(contains(r.out, "rms_norm         sm_90"));
+    CHECK(contains(r.out, "RMS_BLOCK=256"));
+    r = run_kjit("cache why rms_norm -D RMS_BLOCK=256", env);
+    CHECK(contains(r.out, "hit: an entry with this key"));
+    r = run_kjit("cache why rms_norm -D RMS_BLOCK=512", env);
+    INFO(r.out);
+    CHECK(contains(r.out, "miss: nearest entry"));
+    CHECK(contains(r.out, "defines  DIFFERENT"));
+    CHECK(contains(r.out, "source   same"));
+    r = run_kjit("cache why rms_norm -D RMS_BLOCK=256 --arch sm_90a", env);
+    CHECK(contains(r.out, "arch     DIFFERENT"));
+    CHECK(contains(r.out, "defines  same"));
+    r = run_kjit("compile rms_norm -D RMS_BLOCK=256", env);
+    CHECK(contains(r.out, "cached, compiled"));
+    r = run_kjit("cache clear", env);
+    CHECK(contains(r.out, "removed 1 entries"));
+    r = run_kjit("audit --no-cache", env);
+    CHECK(r.code == 0);
+    CHECK(contains(run_kjit("cache stats", env).out, "entries    0"));
+    CHECK(run_kjit("cache", env).code == 2);
+}
+
+TEST_CASE("kjit fresh names stale and new and missing sources and stale binaries") {
+    kjit::test::TempDir dir;
+    const auto src = dir.path() / "kernel_src";
+    std::filesystem::copy(KJIT_SOURCE_DIR "/kernel_src", src);
+    Run r = run_kjit("fresh --src " + src.string());
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "fresh: up to date"));
+    std::ofstream(src / "rms_norm.cu", std::ios::app) << "// edited\n";
+    std::ofstream(src / "conv1d.cu") << "// new kernel\n";
+    std::filesystem::remove(src / "common.cuh");
+    r = run_kjit("fresh --src " + src.string() + " --binary " + KJIT_BINARY);
+    CHECK(r.code == 1);
+    CHECK(contains(r.out, "stale    " + (src / "rms_norm.cu").string()));
+    CHECK(contains(r.out, "new      " + (src / "conv1d.cu").string()));
+    CHECK(contains(r.out, "missing  kernel_src/common.cuh"));
+    CHECK(contains(r.out, std::string("stale    ") + KJIT_BINARY));
+    CHECK(contains(r.out, "fresh: 5 stale"));
+}
+
 } // TEST_SUITE
 
 TEST_SUITE("gpu") {

@@ -1,11 +1,14 @@
 #include "jit/compiler.hpp"
 #include "runtime/buffer.hpp"
 #include "runtime/context.hpp"
+#include "runtime/engine.hpp"
 #include "runtime/module.hpp"
 #include "runtime/stream.hpp"
 #include "tests/support.hpp"
 
+#include <fstream>
 #include <functional>
+#include <sstream>
 
 #include <doctest/doctest.h>
 
@@ -135,6 +138,58 @@ TEST_CASE("first-launch checks refuse bad launches with named causes and a good 
     s.synchronize();
     // x = 0 and w = 0: every output is 0 * inv * 0 = 0, every element written.
     CHECK(y.to_vector<float>() == std::vector<float>(rows * n, 0.0f));
+}
+
+} // TEST_SUITE
+
+TEST_SUITE("gpu") {
+
+TEST_CASE("the engine prepares from compile then memory then disk and launches") {
+    KJIT_REQUIRE_DEVICE();
+    const Context ctx(Device::get(0));
+    test::TempDir cache_dir;
+    EngineOptions options;
+    options.cache.dir = cache_dir.path();
+    const std::vector<KernelSpec> specs = {{"norm", "rms_norm", {{"RMS_BLOCK", "${block}"}}}};
+    const ModelShape shape{{{"block", 512}}};
+    Engine engine(&ctx, options, SourceProvider());
+    auto rows = engine.prepare(shape, specs);
+    REQUIRE(rows.size() == 1);
+    REQUIRE_FALSE(rows[0].error);
+    CHECK(rows[0].origin == Prepared::compiled);
+    CHECK(rows[0].defines == "RMS_BLOCK=512");
+    CHECK(rows[0].load_ms > 0);
+    CHECK(engine.function("norm", "rms_norm_f32").max_threads_per_block() == 512);
+    CHECK(engine.prepare(shape, specs)[0].origin == Prepared::memory);
+    Engine second(&ctx, options, SourceProvider());
+    CHECK(second.prepare(shape, specs)[0].origin == Prepared::disk);
+    CHECK_THROWS_WITH_AS((void)engine.function("nrom", "rms_norm_f32"),
+                         doctest::Contains("no prepared kernel named 'nrom'"), NotFoundError);
+    CHECK_THROWS_WITH_AS((void)engine.function("norm", "rms_norm_f64"),
+                         doctest::Contains("has no entry point 'rms_norm_f64'"), NotFoundError);
+}
+
+TEST_CASE("with a source override an edited kernel is picked up without a rebuild") {
+    KJIT_REQUIRE_DEVICE();
+    const Context ctx(Device::get(0));
+    test::TempDir src, cache_dir;
+    std::filesystem::copy(KJIT_SOURCE_DIR "/kernel_src", src.path());
+    EngineOptions options;
+    options.cache.dir = cache_dir.path();
+    Engine engine(&ctx, options, SourceProvider(src.path()));
+    const std::vector<KernelSpec> specs = {{"norm", "rms_norm", {}}};
+    REQUIRE_FALSE(engine.prepare({}, specs)[0].error);
+    CHECK(engine.function("norm", "rms_norm_f32").max_threads_per_block() == 256);
+    // Change the default block width in the file: the next request sees it.
+    std::ifstream in(src.path() / "rms_norm.cu");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string body = text.str();
+    const auto at = body.find("#define RMS_BLOCK 256");
+    REQUIRE(at != std::string::npos);
+    body.replace(at, 21, "#define RMS_BLOCK 128");
+    std::ofstream(src.path() / "rms_norm.cu") << body;
+    CHECK(engine.function("norm", "rms_norm_f32").max_threads_per_block() == 128);
 }
 
 } // TEST_SUITE

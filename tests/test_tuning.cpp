@@ -60,8 +60,17 @@ TEST_CASE("rms_norm matches the float64 reference on fresh random inputs in fp32
     const std::uint64_t seed = std::random_device{}();
     MESSAGE("seed " << seed);
     const Context ctx(Device::get(0));
+    test::TempDir cache_dir;
+    EngineOptions options;
+    options.cache.dir = cache_dir.path();
+    Engine engine(&ctx, options, SourceProvider());
+    std::vector<KernelSpec> specs;
+    for (const auto& c : default_rms_norm_cases())
+        specs.push_back(rms_norm_spec(c));
+    for (const auto& row : engine.prepare({}, specs))
+        REQUIRE_FALSE(row.error);
     for (const auto& c : default_rms_norm_cases()) {
-        const CheckResult r = check_rms_norm(ctx, SourceSet::embedded(), c, seed);
+        const CheckResult r = check_rms_norm(engine, c, seed);
         INFO(r.entry << " " << r.shape << " " << r.defines << " seed " << seed);
         CHECK(r.error <= r.tolerance);
         MESSAGE(r.entry << " " << r.shape << " " << r.defines << " rel L2 " << r.error);

@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
     CLI::App app{"kjit: runtime-compiled CUDA kernels: compile, audit, check, launch"};
     app.require_subcommand(1);
     std::map<std::string, Action> actions;
-    for (auto add : {add_audit, add_check, add_compile, add_info}) {
+    for (auto add : {add_audit, add_check, add_compile, add_env, add_info, add_specialize, add_fresh, add_cache,
+                     add_compile_worker}) {
         auto action = add(app);
         actions[app.get_subcommands({}).back()->get_name()] = std::move(action);
     }

@@ -1,5 +1,10 @@
 #include "tools/verbs.hpp"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
 namespace kjit::cli {
 
 void SourceOptions::add_to(CLI::App& app) {
@@ -13,6 +18,31 @@ SourceSet SourceOptions::load() const {
 
 std::string SourceOptions::describe() const {
     return dir.empty() ? "embedded at build time" : "from " + dir;
+}
+
+void CacheOptions::add_to(CLI::App& app) {
+    app.add_flag("--no-cache", no_cache, "bypass the compile cache: compile everything");
+    app.add_option("-j,--jobs", jobs, "parallel compiles (default: KJIT_COMPILE_JOBS or cores)");
+}
+
+CacheSettings CacheOptions::settings() const {
+    CacheSettings s;
+    s.use_disk = !no_cache;
+    s.jobs = jobs;
+    std::error_code ec;
+    s.worker = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return s;
+}
+
+CompileProgress progress_line(const std::string& what) {
+    if (!::isatty(STDERR_FILENO))
+        return {};
+    return [what](std::size_t done, std::size_t total, const std::string& kernel) {
+        std::fprintf(stderr, "\r\033[K%s [%zu/%zu] %s", what.c_str(), done, total, kernel.c_str());
+        if (done == total)
+            std::fprintf(stderr, "\r\033[K");
+        std::fflush(stderr);
+    };
 }
 
 } // namespace kjit::cli

@@ -12,6 +12,7 @@ namespace kjit::cli {
 namespace {
 struct CompileArgs {
     SourceOptions sources;
+    CacheOptions cache;
     std::string kernel;
     std::string arch = "sm_90";
     std::vector<std::string> defines;
@@ -39,10 +40,16 @@ int run_compile(const CompileArgs& args) {
     options.ptx = !args.ptx_out.empty();
     for (const auto& d : args.defines)
         add_define(options.defines, d);
-    const CompiledKernel c = compile(set, args.kernel, options);
-    std::fprintf(stderr, "%s: compiled for %s in %.1f ms, cubin %zu bytes, hash %s\n  defines: %s\n",
-                 c.path.c_str(), c.options.arch.c_str(), c.compile_ms, c.cubin.size(),
-                 c.source_hash.hex().c_str(), options.defines_text().c_str());
+    CompileCache cache(args.cache.settings());
+    const Specialized s = cache.get(set, {args.kernel, options});
+    if (s.error)
+        std::rethrow_exception(s.error);
+    const CompiledKernel& c = *s.compiled;
+    std::fprintf(stderr,
+                 "%s: %s for %s in %.1f ms, cubin %zu bytes, hash %s\n  defines: %s\n  key: %s\n",
+                 c.path.c_str(), s.origin == Origin::disk ? "cached, compiled" : "compiled",
+                 c.options.arch.c_str(), c.compile_ms, c.cubin.size(),
+                 c.source_hash.hex().c_str(), options.defines_text().c_str(), s.key.hex().c_str());
     if (!c.log.empty())
         std::cerr << c.log << '\n';
     if (!args.cubin_out.empty())
@@ -57,6 +64,7 @@ Action add_compile(CLI::App& app) {
     auto args = std::make_shared<CompileArgs>();
     auto* sub = app.add_subcommand("compile", "compile one kernel and report it (no GPU needed)");
     args->sources.add_to(*sub);
+    args->cache.add_to(*sub);
     sub->add_option("kernel", args->kernel, "kernel name, e.g. rms_norm")->required();
     sub->add_option("--arch", args->arch, "target architecture")->capture_default_str();
     sub->add_option("-D,--define", args->defines, "NAME=VALUE injected as a define");

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "jit/compile_cache.hpp"
 #include "jit/sources.hpp"
 
 #include <CLI/CLI.hpp>
@@ -23,12 +24,30 @@ struct SourceOptions {
     [[nodiscard]] std::string describe() const;
 };
 
+/// Options shared by the verbs that compile: every compile goes through the cache.
+struct CacheOptions {
+    bool no_cache = false; ///< --no-cache: compile everything, read and write no entry
+    int jobs = 0;          ///< --jobs: parallel compiles (0: KJIT_COMPILE_JOBS or cores)
+    void add_to(CLI::App& app);
+    /// Settings whose compile workers are this executable (`kjit compile-worker`).
+    [[nodiscard]] CacheSettings settings() const;
+};
+
+/// Draws "[done/total] what" on one terminal line; prints nothing when stderr is no terminal.
+CompileProgress progress_line(const std::string& what);
+
 /// Compiles every kernel for each arch and prints one line per compile; kFindings on a failure.
-int run_audit(const SourceOptions& sources, const std::vector<std::string>& archs);
+int run_audit(const SourceOptions& sources, const std::vector<std::string>& archs,
+              const CacheOptions& cache);
 
 Action add_audit(CLI::App& app);
 Action add_compile(CLI::App& app);
+Action add_env(CLI::App& app);
 Action add_check(CLI::App& app);
 Action add_info(CLI::App& app);
+Action add_specialize(CLI::App& app);
+Action add_fresh(CLI::App& app);
+Action add_cache(CLI::App& app);
+Action add_compile_worker(CLI::App& app);
 
 } // namespace kjit::cli

@@ -1,8 +1,6 @@
 #include "tuning/selfcheck.hpp"
 
-#include "jit/compiler.hpp"
 #include "runtime/buffer.hpp"
-#include "runtime/module.hpp"
 #include "runtime/stream.hpp"
 #include "tuning/numeric.hpp"
 
@@ -18,14 +16,14 @@ std::vector<RmsNormCase> default_rms_norm_cases() {
     return cases;
 }
 
-CheckResult check_rms_norm(const Context& context, const SourceSet& sources,
-                           const RmsNormCase& c, std::uint64_t seed) {
-    CompileOptions options;
-    options.arch = context.device().arch();
-    options.defines["RMS_BLOCK"] = std::to_string(c.block);
-    const CompiledKernel compiled = compile(sources, "rms_norm", options);
-    const Module module = Module::load(context, compiled.cubin, compiled.kernel);
-    const Function fn = module.function(c.entry());
+KernelSpec rms_norm_spec(const RmsNormCase& c) {
+    const std::string block = std::to_string(c.block);
+    return {"rms_norm/RMS_BLOCK=" + block, "rms_norm", {{"RMS_BLOCK", block}}};
+}
+
+CheckResult check_rms_norm(Engine& engine, const RmsNormCase& c, std::uint64_t seed) {
+    const KernelSpec spec = rms_norm_spec(c);
+    const Function& fn = engine.function(spec.name, c.entry());
 
     const std::size_t count = static_cast<std::size_t>(c.rows) * c.n;
     std::vector<float> x(count), w(c.n);
@@ -74,10 +72,10 @@ CheckResult check_rms_norm(const Context& context, const SourceSet& sources,
     r.kernel = "rms_norm";
     r.entry = c.entry();
     r.shape = "rows=" + std::to_string(c.rows) + " n=" + std::to_string(c.n);
-    r.defines = options.defines_text();
+    r.defines = "RMS_BLOCK=" + std::to_string(c.block);
     r.grid = config.grid.str();
     r.block = config.block.str();
-    r.source_hash = compiled.source_hash.hex().substr(0, 12);
+    r.source_hash = engine.sources().current()->kernel("rms_norm").hash.hex().substr(0, 12);
     r.error = relative_l2(got, want);
     r.tolerance = c.tolerance();
     return r;

@@ -1,8 +1,6 @@
 #pragma once
 
-#include "jit/compile_options.hpp"
-#include "jit/sources.hpp"
-#include "runtime/context.hpp"
+#include "runtime/engine.hpp"
 
 #include <cstdint>
 #include <string>
@@ -39,9 +37,11 @@ struct CheckResult {
 /// prefill-sized batches, a width that is no multiple of the block, fp32 and bf16.
 std::vector<RmsNormCase> default_rms_norm_cases();
 
-/// Compiles rms_norm for the context's device with the case's defines, fills the inputs from
-/// `seed`, poisons the output, launches, and compares with the float64 reference.
-CheckResult check_rms_norm(const Context& context, const SourceSet& sources,
-                           const RmsNormCase& c, std::uint64_t seed);
+/// The engine's spec for a case: rms_norm with RMS_BLOCK injected.
+KernelSpec rms_norm_spec(const RmsNormCase& c);
+
+/// Launches the case's kernel (prepared by `engine` from rms_norm_spec) on inputs filled from
+/// `seed`, output poisoned first, and compares with the float64 reference.
+CheckResult check_rms_norm(Engine& engine, const RmsNormCase& c, std::uint64_t seed);
 
 } // namespace kjit

@@ -1,0 +1,190 @@
+#include "jit/compile_cache.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <unordered_map>
+
+namespace kjit {
+
+namespace {
+double ms_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::string escape(std::string_view s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '\\')
+            out += "\\\\";
+        else if (c == '\n')
+            out += "\\n";
+        else
+            out += c;
+    }
+    return out;
+}
+
+std::string unescape(std::string_view s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '\\' && i + 1 < s.size()) {
+            out += s[i + 1] == 'n' ? '\n' : s[i + 1];
+            ++i;
+        } else {
+            out += s[i];
+        }
+    }
+    return out;
+}
+} // namespace
+
+std::string entry_meta(const CacheKey& key, const CompiledKernel& c) {
+    std::string components;
+    for (std::size_t i = 0; i < KeyComponents::kCount; ++i) {
+        char buf[17];
+        std::snprintf(buf, sizeof buf, "%016llx",
+                      static_cast<unsigned long long>(key.components.hashes[i]));
+        components += (i ? "," : "") + std::string(buf);
+    }
+    return "kernel=" + c.kernel + "\npath=" + c.path + "\narch=" + c.options.arch +
+           "\ndefines=" + escape(c.options.defines_text()) +
+           "\nsource_hash=" + c.source_hash.hex() + "\nnvrtc=" + std::to_string(nvrtc_version()) +
+           "\ncompile_ms=" + std::to_string(c.compile_ms) + "\ncomponents=" + components +
+           "\nlog=" + escape(c.log) + "\n";
+}
+
+CompileCache::CompileCache(CacheSettings settings) : settings_(std::move(settings)) {
+    if (settings_.jobs <= 0)
+        settings_.jobs = default_compile_jobs();
+    if (settings_.worker.empty())
+        if (const char* w = std::getenv("KJIT_COMPILE_WORKER"); w && *w)
+            settings_.worker = w;
+    if (settings_.use_disk)
+        disk_ = std::make_unique<DiskCache>(
+            settings_.dir.empty() ? DiskCache::default_dir() : settings_.dir,
+            settings_.max_bytes ? settings_.max_bytes : DiskCache::default_max_bytes(),
+            settings_.warn);
+}
+
+std::optional<CompiledKernel> CompileCache::load(const CacheKey& key,
+                                                 const CompileOptions& options, double* read_ms) {
+    if (!disk_)
+        return std::nullopt;
+    const auto start = std::chrono::steady_clock::now();
+    std::optional<CacheEntry> entry = disk_->load(key.hash);
+    *read_ms += ms_since(start);
+    if (!entry)
+        return std::nullopt;
+    CompiledKernel c;
+    c.kernel = meta_value(entry->meta, "kernel");
+    c.path = meta_value(entry->meta, "path");
+    const std::string h = meta_value(entry->meta, "source_hash");
+    if (h.size() == 32) {
+        c.source_hash.hi = std::strtoull(h.substr(0, 16).c_str(), nullptr, 16);
+        c.source_hash.lo = std::strtoull(h.substr(16).c_str(), nullptr, 16);
+    }
+    c.options = options;
+    c.cubin = std::move(entry->payload);
+    c.log = unescape(meta_value(entry->meta, "log"));
+    c.compile_ms = std::strtod(meta_value(entry->meta, "compile_ms").c_str(), nullptr);
+    return c;
+}
+
+void CompileCache::store(const CacheKey& key, const CompiledKernel& compiled) {
+    if (disk_)
+        disk_->store({key.hash, entry_meta(key, compiled), compiled.cubin});
+}
+
+Specialized CompileCache::get(const SourceSet& sources, const CompileRequest& request) {
+    return std::move(get_all(sources, std::span(&request, 1)).front());
+}
+
+std::vector<Specialized> CompileCache::get_all(const SourceSet& sources,
+                                               std::span<const CompileRequest> requests,
+                                               const CompileProgress& progress) {
+    std::vector<Specialized> out(requests.size());
+    // PTX is not cached (it would tie an entry to the driver): such requests always compile.
+    const auto cacheable = [&](std::size_t i) { return disk_ && !requests[i].options.ptx; };
+    std::unordered_map<std::string, std::size_t> first_of_key; // duplicates compile once
+    std::vector<std::size_t> unique;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        try {
+            out[i].key = make_cache_key(sources, requests[i].kernel, requests[i].options);
+        } catch (...) {
+            out[i].error = std::current_exception();
+            continue;
+        }
+        if (first_of_key.emplace(out[i].key.hex(), i).second)
+            unique.push_back(i);
+    }
+
+    // Hits, then misses whose lock we take at once (re-checked under the lock: another
+    // process may have just stored it); the rest are being compiled by another process.
+    std::vector<std::size_t> mine, theirs;
+    std::unordered_map<std::size_t, DiskCache::Lock> locks;
+    for (std::size_t i : unique) {
+        if (cacheable(i) && (out[i].compiled = load(out[i].key, requests[i].options,
+                                                    &out[i].read_ms))) {
+            out[i].origin = Origin::disk;
+            continue;
+        }
+        if (!cacheable(i)) {
+            mine.push_back(i);
+            continue;
+        }
+        DiskCache::Lock lock = disk_->lock(out[i].key.hash, false);
+        if (!lock.held() && disk_->enabled()) {
+            theirs.push_back(i);
+            continue;
+        }
+        if ((out[i].compiled = load(out[i].key, requests[i].options, &out[i].read_ms))) {
+            out[i].origin = Origin::disk;
+            continue;
+        }
+        locks.emplace(i, std::move(lock));
+        mine.push_back(i);
+    }
+
+    const auto compile_round = [&](const std::vector<std::size_t>& which) {
+        std::vector<CompileJob> jobs;
+        for (std::size_t i : which)
+            jobs.push_back({&sources, requests[i].kernel, requests[i].options});
+        std::vector<CompileOutcome> results =
+            compile_all(jobs, settings_.jobs, settings_.worker, progress);
+        for (std::size_t j = 0; j < which.size(); ++j) {
+            const std::size_t i = which[j];
+            out[i].origin = Origin::compiled;
+            out[i].error = results[j].error;
+            out[i].compiled = std::move(results[j].compiled);
+            if (out[i].compiled && cacheable(i))
+                store(out[i].key, *out[i].compiled);
+            locks.erase(i);
+        }
+    };
+    compile_round(mine);
+
+    // Wait for the other processes' compiles; what they did not store, compile here.
+    std::vector<std::size_t> left;
+    for (std::size_t i : theirs) {
+        DiskCache::Lock lock = disk_->lock(out[i].key.hash, true);
+        if ((out[i].compiled = load(out[i].key, requests[i].options, &out[i].read_ms))) {
+            out[i].origin = Origin::disk;
+            continue;
+        }
+        locks.emplace(i, std::move(lock));
+        left.push_back(i);
+    }
+    compile_round(left);
+
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        if (out[i].error || out[i].compiled)
+            continue;
+        const Specialized& first = out[first_of_key.at(out[i].key.hex())];
+        out[i].compiled = first.compiled;
+        out[i].error = first.error;
+        out[i].origin = first.origin;
+    }
+    return out;
+}
+
+} // namespace kjit

@@ -1,0 +1,68 @@
+#pragma once
+
+#include "jit/cache_key.hpp"
+#include "jit/compile_pool.hpp"
+#include "jit/disk_cache.hpp"
+
+#include <memory>
+#include <span>
+
+namespace kjit {
+
+/// How a CompileCache finds and fills its disk cache and compiles its misses.
+struct CacheSettings {
+    bool use_disk = true;           ///< false: --no-cache, every request compiles
+    std::filesystem::path dir;      ///< empty: DiskCache::default_dir()
+    std::uint64_t max_bytes = 0;    ///< 0: DiskCache::default_max_bytes()
+    int jobs = 0;                   ///< 0: default_compile_jobs()
+    std::filesystem::path worker;   ///< compile-worker executable; empty: KJIT_COMPILE_WORKER or threads
+    WarningSink warn;               ///< empty: stderr
+};
+
+/// One compile request: a kernel of the cache's source set and its options.
+struct CompileRequest {
+    std::string kernel;
+    CompileOptions options;
+};
+
+/// Where a specialized kernel came from.
+enum class Origin { disk, compiled };
+
+/// The answer to one request.
+struct Specialized {
+    CacheKey key;
+    std::optional<CompiledKernel> compiled; ///< empty when `error` is set
+    std::exception_ptr error;
+    Origin origin = Origin::compiled;
+    double read_ms = 0; ///< disk lookup, read and verify
+};
+
+/// Compiles through the disk cache: hits are read and verified, misses compiled (in parallel
+/// for get_all) under a per-key lock so that concurrent processes compile each key once.
+class CompileCache {
+  public:
+    explicit CompileCache(CacheSettings settings = {});
+
+    /// One request.
+    Specialized get(const SourceSet& sources, const CompileRequest& request);
+    /// Many requests: disk hits first, then every miss compiled in parallel; results in order.
+    std::vector<Specialized> get_all(const SourceSet& sources,
+                                     std::span<const CompileRequest> requests,
+                                     const CompileProgress& progress = {});
+
+    /// The disk cache, or nullptr with use_disk off.
+    [[nodiscard]] DiskCache* disk() const { return disk_.get(); }
+    [[nodiscard]] const CacheSettings& settings() const { return settings_; }
+
+  private:
+    std::optional<CompiledKernel> load(const CacheKey& key, const CompileOptions& options,
+                                       double* read_ms);
+    void store(const CacheKey& key, const CompiledKernel& compiled);
+    CacheSettings settings_;
+    std::unique_ptr<DiskCache> disk_;
+};
+
+/// The meta text stored with an entry (kernel, arch, defines, key components, log, ...).
+std::string entry_meta(const CacheKey& key, const CompiledKernel& compiled);
+
+} // namespace kjit

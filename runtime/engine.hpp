@@ -1,0 +1,113 @@
+#pragma once
+
+#include "jit/compile_cache.hpp"
+#include "jit/source_provider.hpp"
+#include "runtime/context.hpp"
+#include "runtime/module.hpp"
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace kjit {
+
+/// The model shape kernels are specialized for: named integers (`d_model = 7168`).
+struct ModelShape {
+    std::map<std::string, std::int64_t> values;
+};
+
+/// A kernel the engine prepares: `name` is what the application asks for, `source` the
+/// kernel file ("rms_norm" for kernel_src/rms_norm.cu), `defines` the production caps; a
+/// value may name shape entries as `${d_model}`.
+struct KernelSpec {
+    std::string name;
+    std::string source;
+    std::map<std::string, std::string> defines;
+};
+
+/// A shape file: `[shape]` with integers, and `[[kernel]]` tables with name, source, defines.
+struct ShapeFile {
+    ModelShape shape;
+    std::vector<KernelSpec> kernels;
+    /// Parses `path`; ConfigError at file:line:col for any mistake (syntax, unknown key,
+    /// wrong type, missing name).
+    static ShapeFile load(const std::filesystem::path& path);
+};
+
+/// The defines of `spec` with every `${name}` replaced by the shape's value; ConfigError
+/// naming an unknown shape entry.
+std::map<std::string, std::string> resolve_defines(const KernelSpec& spec, const ModelShape& shape);
+
+/// Where a prepared kernel came from.
+enum class Prepared { memory, disk, compiled, failed };
+
+/// One line of Engine::prepare's report.
+struct PrepareRow {
+    std::string name;
+    std::string source;
+    std::string defines;
+    std::string key;
+    Prepared origin = Prepared::failed;
+    double compile_ms = 0; ///< NVRTC time (of the original compile, for disk hits)
+    double read_ms = 0;    ///< disk cache read + verify
+    double load_ms = 0;    ///< cuModuleLoadData + entry points
+    std::exception_ptr error;
+};
+
+/// Lets string-keyed maps be searched with a string_view, without building a string.
+struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+/// Settings of an Engine.
+struct EngineOptions {
+    CacheSettings cache;
+    std::string arch; ///< empty: the context's device (sm_90 without a context)
+};
+
+/// Specializes kernels for a model shape at start-up and hands out their entry points:
+/// memory hits (this process loaded the key into this context) cost a lookup, disk hits
+/// a read and a module load, misses are compiled in parallel.
+class Engine {
+  public:
+    /// `context` may be null: prepare() then compiles (and caches) but loads nothing.
+    explicit Engine(const Context* context, EngineOptions options = {},
+                    SourceProvider sources = SourceProvider::from_environment());
+
+    /// Prepares every spec for `shape`; one row per spec, in order. Failures are reported in
+    /// their rows (error set), the others still prepared.
+    std::vector<PrepareRow> prepare(const ModelShape& shape, std::span<const KernelSpec> specs,
+                                    const CompileProgress& progress = {});
+
+    /// The entry point `entry` of prepared kernel `name`; NotFoundError when either is
+    /// unknown. With a source override, re-prepares first when a source changed on disk.
+    /// The reference stays valid for the engine's lifetime, also across re-prepares.
+    const Function& function(std::string_view name, std::string_view entry);
+
+    [[nodiscard]] CompileCache& cache() { return cache_; }
+    [[nodiscard]] SourceProvider& sources() { return sources_; }
+    [[nodiscard]] const std::string& arch() const { return arch_; }
+
+  private:
+    struct Loaded;
+    const Context* context_;
+    std::string arch_;
+    CompileCache cache_;
+    SourceProvider sources_;
+    std::shared_ptr<const SourceSet> snapshot_;
+    ModelShape shape_;
+    std::vector<KernelSpec> specs_;
+    mutable std::shared_mutex mutex_;
+    // Loaded modules are never unloaded before the engine: function() hands out references.
+    std::unordered_map<std::string, std::shared_ptr<const Loaded>, StringHash, std::equal_to<>>
+        by_name_;
+    std::unordered_map<std::string, std::shared_ptr<const Loaded>> by_key_;
+};
+
+} // namespace kjit

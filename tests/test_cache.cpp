@@ -1,0 +1,507 @@
+#include "jit/compile_cache.hpp"
+#include "jit/source_provider.hpp"
+#include "tests/support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <thread>
+
+using namespace kjit;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kTinyKernel = "#include \"tiny.cuh\"\n"
+                                    "extern \"C\" __global__ void tiny(float* y) {\n"
+                                    "    y[threadIdx.x] = SCALE * twice(threadIdx.x);\n"
+                                    "}\n";
+constexpr const char* kTinyHeader = "#pragma once\n"
+                                    "#ifndef SCALE\n#define SCALE 1.0f\n#endif\n"
+                                    "__device__ float twice(unsigned v) { return 2.0f * v; }\n";
+
+SourceSet tiny_sources(const std::string& kernel = kTinyKernel,
+                       const std::string& header = kTinyHeader) {
+    SourceSet s;
+    s.add({"tiny.cu", "kernels/tiny.cu", kernel, hash128(kernel), 1});
+    s.add({"tiny.cuh", "kernels/tiny.cuh", header, hash128(header), 1});
+    return s;
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+    std::ofstream(p, std::ios::binary) << text;
+}
+
+std::vector<std::string> warnings_of(const std::function<void(WarningSink)>& f) {
+    std::vector<std::string> w;
+    f([&](const std::string& m) { w.push_back(m); });
+    return w;
+}
+
+CacheEntry sample_entry(std::size_t payload_bytes = 2000) {
+    std::string payload(payload_bytes, '\0');
+    for (std::size_t i = 0; i < payload.size(); ++i)
+        payload[i] = static_cast<char>(i * 131 + 7);
+    return {hash128("sample key"), "kernel=tiny\narch=sm_90\n", payload};
+}
+
+bool is_root() { return ::geteuid() == 0; }
+
+} // namespace
+
+TEST_SUITE("cache") {
+
+TEST_CASE("each key component changed alone changes the key") {
+    const SourceSet base = tiny_sources();
+    CompileOptions o;
+    o.defines = {{"SCALE", "2.0f"}, {"UNUSED", "1"}};
+    const CacheKey k = make_cache_key(base, "tiny", o);
+    std::set<std::string> keys{k.hex()};
+    const auto differs = [&](const CacheKey& other, KeyComponents::Index which) {
+        CHECK(keys.insert(other.hex()).second);
+        for (std::size_t i = 0; i < KeyComponents::kCount; ++i)
+            CHECK((other.components.hashes[i] != k.components.hashes[i]) == (i == which));
+    };
+    differs(make_cache_key(tiny_sources(std::string(kTinyKernel) + " "), "tiny", o),
+            KeyComponents::source);
+    differs(make_cache_key(tiny_sources(kTinyKernel, std::string(kTinyHeader) + "\n"), "tiny", o),
+            KeyComponents::headers);
+    CompileOptions d = o;
+    d.defines["SCALE"] = "3.0f";
+    differs(make_cache_key(base, "tiny", d), KeyComponents::defines);
+    CompileOptions f = o;
+    f.fmad = false;
+    differs(make_cache_key(base, "tiny", f), KeyComponents::options);
+    CompileOptions x = o;
+    x.extra = {"--extra-device-vectorization"};
+    differs(make_cache_key(base, "tiny", x), KeyComponents::options);
+    CompileOptions a = o;
+    a.arch = "sm_90a";
+    differs(make_cache_key(base, "tiny", a), KeyComponents::arch);
+    CompileOptions i = o;
+    i.include_dirs = {"/usr/local/cuda/include"};
+    const CacheKey ki = make_cache_key(base, "tiny", i);
+    CHECK(keys.insert(ki.hex()).second);
+    CHECK(ki.components.hashes[KeyComponents::toolkit] != k.components.hashes[KeyComponents::toolkit]);
+    differs(make_cache_key(base, "tiny", o, nvrtc_version() + 10, kCacheFormatVersion),
+            KeyComponents::nvrtc);
+    differs(make_cache_key(base, "tiny", o, nvrtc_version(), kCacheFormatVersion + 1),
+            KeyComponents::format);
+}
+
+TEST_CASE("reordering defines or options and renaming or touching a file keep the key") {
+    const SourceSet base = tiny_sources();
+    CompileOptions a, b;
+    a.defines = {{"A", "1"}, {"B", "2"}};
+    b.defines = {{"B", "2"}, {"A", "1"}};
+    a.extra = {"--extra-device-vectorization", "-dopt=on"};
+    b.extra = {"-dopt=on", "--extra-device-vectorization"};
+    CHECK(make_cache_key(base, "tiny", a).hash == make_cache_key(base, "tiny", b).hash);
+    SourceSet moved;
+    for (SourceFile f : base.files()) {
+        f.path = "elsewhere/" + f.name;
+        f.mtime_ns = 12345;
+        moved.add(f);
+    }
+    CHECK(make_cache_key(moved, "tiny", a).hash == make_cache_key(base, "tiny", a).hash);
+    a.ptx = true; // PTX output does not change the CUBIN
+    CHECK(make_cache_key(base, "tiny", a).hash == make_cache_key(base, "tiny", b).hash);
+}
+
+TEST_CASE("an entry round-trips and every flipped byte or truncation is detected") {
+    const CacheEntry e = sample_entry(300);
+    const std::string bytes = encode_entry(e);
+    std::string problem;
+    const auto back = decode_entry(bytes, e.key, &problem);
+    REQUIRE(back);
+    CHECK(back->payload == e.payload);
+    CHECK(back->meta == e.meta);
+    CHECK(meta_value(back->meta, "arch") == "sm_90");
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+        std::string bad = bytes;
+        bad[i] = static_cast<char>(bad[i] ^ 0x01);
+        INFO("flipped byte " << i);
+        CHECK_FALSE(decode_entry(bad, e.key, &problem));
+    }
+    for (std::size_t n = 0; n < bytes.size(); ++n)
+        CHECK_FALSE(decode_entry(std::string_view(bytes).substr(0, n), e.key, &problem));
+    CHECK_FALSE(decode_entry(bytes + "x", e.key, &problem));
+    CHECK_FALSE(decode_entry(bytes, hash128("another key"), &problem));
+    CHECK(problem.find("expected") != std::string::npos);
+}
+
+TEST_CASE("the disk cache creates its directory 0700 and serves what it stored") {
+    test::TempDir tmp;
+    const fs::path dir = tmp.path() / "a" / "kjit";
+    DiskCache cache(dir);
+    REQUIRE(cache.enabled());
+    struct stat st {};
+    REQUIRE(::stat(dir.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0700);
+    const CacheEntry e = sample_entry();
+    CHECK_FALSE(cache.load(e.key));
+    CHECK(cache.store(e));
+    const auto back = cache.load(e.key);
+    REQUIRE(back);
+    CHECK(back->payload == e.payload);
+    CHECK(cache.list().size() == 1);
+    CHECK(cache.stats().hits == 1);
+    CHECK(cache.clear() == 1);
+    CHECK(cache.list().empty());
+}
+
+TEST_CASE("a damaged entry is deleted and reported once and never served") {
+    test::TempDir tmp;
+    std::vector<std::string> warnings;
+    DiskCache cache(tmp.path(), kDefaultCacheMaxBytes,
+                    [&](const std::string& m) { warnings.push_back(m); });
+    const CacheEntry e = sample_entry();
+    REQUIRE(cache.store(e));
+    const fs::path path = cache.entry_path(e.key);
+    std::string bytes = encode_entry(e);
+    bytes[bytes.size() - 10] ^= 0x40;
+    write_file(path, bytes);
+    ::chmod(path.c_str(), 0600);
+    CHECK_FALSE(cache.load(e.key));
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].find("payload checksum mismatch") != std::string::npos);
+    CHECK(warnings[0].find("deleted") != std::string::npos);
+    CHECK_FALSE(fs::exists(path));
+    CHECK_FALSE(cache.load(e.key)); // now a plain miss: no second warning
+    CHECK(warnings.size() == 1);
+    write_file(path, encode_entry(e).substr(0, 100)); // truncated
+    CHECK_FALSE(cache.load(e.key));
+    CHECK(warnings.back().find("truncated") != std::string::npos);
+}
+
+TEST_CASE("a directory that cannot be created degrades to memory only with one warning") {
+    test::TempDir tmp;
+    write_file(tmp.path() / "file", "x");
+    const auto w = warnings_of([&](WarningSink sink) {
+        DiskCache cache(tmp.path() / "file" / "kjit", kDefaultCacheMaxBytes, sink);
+        CHECK_FALSE(cache.enabled());
+        CHECK_FALSE(cache.store(sample_entry()));
+        CHECK_FALSE(cache.load(sample_entry().key));
+    });
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].find("disk cache disabled, compiling in memory only: cannot create") == 0);
+    // The compile still happens and is correct.
+    CacheSettings s;
+    s.dir = tmp.path() / "file" / "kjit";
+    s.warn = [](const std::string&) {};
+    CompileCache cc(s);
+    const Specialized r = cc.get(tiny_sources(), {"tiny", {}});
+    REQUIRE(r.compiled);
+    CHECK(r.compiled->cubin.substr(0, 4) == "\x7f" "ELF");
+}
+
+TEST_CASE("a read-only directory degrades to memory only") {
+    if (is_root()) {
+        MESSAGE("running as root, who may write a 0500 directory: checked through an "
+                "uncreatable path instead");
+        return;
+    }
+    test::TempDir tmp;
+    ::chmod(tmp.path().c_str(), 0500);
+    const auto w = warnings_of([&](WarningSink sink) {
+        DiskCache cache(tmp.path(), kDefaultCacheMaxBytes, sink);
+        CHECK_FALSE(cache.enabled());
+    });
+    ::chmod(tmp.path().c_str(), 0700);
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].find("is not writable") != std::string::npos);
+}
+
+TEST_CASE("a directory writable by others is refused") {
+    test::TempDir tmp;
+    ::chmod(tmp.path().c_str(), 0777);
+    const auto w = warnings_of([&](WarningSink sink) {
+        DiskCache cache(tmp.path(), kDefaultCacheMaxBytes, sink);
+        CHECK_FALSE(cache.enabled());
+    });
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].find("writable by other users (mode 777)") != std::string::npos);
+}
+
+TEST_CASE("a directory or an entry owned by another user is refused") {
+    if (!is_root()) {
+        MESSAGE("needs root to give files to another user: skipped");
+        return;
+    }
+    test::TempDir tmp;
+    const fs::path dir = tmp.path() / "theirs";
+    fs::create_directory(dir);
+    REQUIRE(::chown(dir.c_str(), 65534, 65534) == 0);
+    auto w = warnings_of([&](WarningSink sink) {
+        DiskCache cache(dir, kDefaultCacheMaxBytes, sink);
+        CHECK_FALSE(cache.enabled());
+    });
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].find("is owned by uid 65534") != std::string::npos);
+
+    const fs::path mine = tmp.path() / "mine";
+    std::vector<std::string> seen;
+    DiskCache cache(mine, kDefaultCacheMaxBytes, [&](const std::string& m) { seen.push_back(m); });
+    const CacheEntry e = sample_entry();
+    REQUIRE(cache.store(e));
+    REQUIRE(::chown(cache.entry_path(e.key).c_str(), 65534, 65534) == 0);
+    CHECK_FALSE(cache.load(e.key));
+    REQUIRE(seen.size() == 1);
+    CHECK(seen[0].find("refusing cache entry") != std::string::npos);
+    CHECK(fs::exists(cache.entry_path(e.key))); // refused, not deleted
+}
+
+TEST_CASE("a write that fails under RLIMIT_FSIZE leaves nothing behind and the compile stands") {
+    test::TempDir tmp;
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ::signal(SIGXFSZ, SIG_IGN);
+        struct rlimit lim {1024, 1024};
+        ::setrlimit(RLIMIT_FSIZE, &lim);
+        std::vector<std::string> w;
+        CacheSettings s;
+        s.dir = tmp.path();
+        s.warn = [&](const std::string& m) { w.push_back(m); };
+        CompileCache cc(s);
+        const Specialized r = cc.get(tiny_sources(), {"tiny", {}});
+        const bool ok = r.compiled && r.compiled->cubin.size() > 1024 && w.size() == 1 &&
+                        w[0].find("File too large") != std::string::npos &&
+                        w[0].find("kept in memory only") != std::string::npos;
+        std::_Exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    std::size_t files = 0;
+    for (const auto& e : fs::directory_iterator(tmp.path()))
+        files += e.path().extension() == ".lock" ? 0 : 1;
+    CHECK(files == 0); // no entry and no temporary file
+}
+
+TEST_CASE("a writer killed with SIGKILL mid-write leaves no entry that is served damaged") {
+    test::TempDir tmp;
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        DiskCache cache(tmp.path(), 1ull << 40, [](const std::string&) {});
+        for (std::uint64_t i = 0;; ++i) {
+            CacheEntry e = sample_entry(48u << 20);
+            e.key = hash128("killed " + std::to_string(i));
+            cache.store(e);
+        }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    CHECK(WIFSIGNALED(status));
+    std::vector<std::string> warnings;
+    DiskCache cache(tmp.path(), 1ull << 40, [&](const std::string& m) { warnings.push_back(m); });
+    const auto entries = cache.list(false);
+    for (const auto& e : entries)
+        CHECK(cache.load(e.key)); // every final file verifies
+    CHECK(warnings.empty());
+    std::size_t temps = 0;
+    for (const auto& e : fs::directory_iterator(tmp.path()))
+        temps += e.path().filename().string().find(".tmp.") != std::string::npos ? 1 : 0;
+    MESSAGE(entries.size() << " complete entries, " << temps << " temporary file(s) left");
+    CHECK(cache.clear() == entries.size());
+    for (const auto& e : fs::directory_iterator(tmp.path()))
+        FAIL("left after clear: " << e.path());
+}
+
+TEST_CASE("past the size cap the least recently used entries are evicted") {
+    test::TempDir tmp;
+    const std::size_t one = encode_entry(sample_entry(10000)).size();
+    DiskCache cache(tmp.path(), 3 * one + 10);
+    std::vector<Hash128> keys;
+    for (int i = 0; i < 3; ++i) {
+        CacheEntry e = sample_entry(10000);
+        e.key = hash128("lru " + std::to_string(i));
+        keys.push_back(e.key);
+        REQUIRE(cache.store(e));
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    REQUIRE(cache.load(keys[0])); // now the most recently used
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    CacheEntry e = sample_entry(10000);
+    e.key = hash128("lru 3");
+    REQUIRE(cache.store(e));
+    CHECK(cache.load(keys[0]));
+    CHECK_FALSE(cache.load(keys[1])); // the oldest use went
+    CHECK(cache.load(keys[2]));
+    CHECK(cache.load(e.key));
+    CHECK(cache.stats().evicted == 1);
+}
+
+TEST_CASE("the compile cache compiles a miss once and serves the hit from disk") {
+    test::TempDir tmp;
+    CacheSettings s;
+    s.dir = tmp.path();
+    CompileCache cc(s);
+    const SourceSet src = tiny_sources();
+    const Specialized a = cc.get(src, {"tiny", {}});
+    REQUIRE(a.compiled);
+    CHECK(a.origin == Origin::compiled);
+    CompileCache again(s);
+    const Specialized b = again.get(src, {"tiny", {}});
+    REQUIRE(b.compiled);
+    CHECK(b.origin == Origin::disk);
+    CHECK(b.compiled->cubin == a.compiled->cubin);
+    CHECK(b.compiled->kernel == "tiny");
+    CHECK(b.compiled->path == "kernels/tiny.cu");
+    CHECK(b.compiled->source_hash == a.compiled->source_hash);
+    CacheSettings off = s;
+    off.use_disk = false;
+    CHECK(CompileCache(off).get(src, {"tiny", {}}).origin == Origin::compiled);
+}
+
+TEST_CASE("a compile error is reported through the cache and nothing is stored") {
+    test::TempDir tmp;
+    CacheSettings s;
+    s.dir = tmp.path();
+    CompileCache cc(s);
+    const Specialized r = cc.get(tiny_sources("extern \"C\" __global__ void tiny() { x }\n"),
+                                 {"tiny", {}});
+    REQUIRE(r.error);
+    CHECK_THROWS_AS(std::rethrow_exception(r.error), CompileError);
+    CHECK(cc.disk()->list().empty());
+}
+
+TEST_CASE("compile workers give the same CUBIN as an in-process compile and carry errors back") {
+    const SourceSet good = tiny_sources();
+    const SourceSet bad = tiny_sources("extern \"C\" __global__ void tiny() {\n  int x = ;\n}\n");
+    std::vector<CompileJob> jobs;
+    for (int i = 0; i < 4; ++i) {
+        CompileJob j{&good, "tiny", {}};
+        j.options.defines["SCALE"] = std::to_string(i + 1) + ".0f";
+        jobs.push_back(j);
+    }
+    jobs.push_back({&bad, "tiny", {}});
+    std::size_t progress_calls = 0;
+    const auto remote = compile_all(jobs, 2, KJIT_BINARY,
+                                    [&](std::size_t, std::size_t, const std::string&) { ++progress_calls; });
+    const auto local = compile_all(jobs, 1, {});
+    CHECK(progress_calls == jobs.size());
+    for (std::size_t i = 0; i < 4; ++i) {
+        REQUIRE(remote[i].compiled);
+        REQUIRE(local[i].compiled);
+        CHECK(remote[i].compiled->cubin == local[i].compiled->cubin);
+    }
+    REQUIRE(remote[4].error);
+    try {
+        std::rethrow_exception(remote[4].error);
+    } catch (const CompileError& e) {
+        REQUIRE(!e.diagnostics.empty());
+        CHECK(e.diagnostics[0].format() == "kernels/tiny.cu:2:11: error: expected an expression");
+    }
+    // A worker that cannot start: the jobs are compiled here instead.
+    const auto fallback = compile_all(std::span(jobs).first(2), 2, "/nonexistent/kjit");
+    CHECK(fallback[0].compiled);
+    CHECK(fallback[1].compiled);
+}
+
+TEST_CASE("8 processes asking for the same 32 keys compile each key exactly once") {
+    test::TempDir tmp;
+    const SourceSet src = tiny_sources();
+    std::vector<CompileRequest> requests;
+    for (int i = 0; i < 32; ++i) {
+        CompileRequest r{"tiny", {}};
+        r.options.defines["SCALE"] = std::to_string(i) + ".5f";
+        requests.push_back(r);
+    }
+    std::vector<pid_t> pids;
+    std::vector<int> pipes;
+    for (int p = 0; p < 8; ++p) {
+        int fds[2];
+        REQUIRE(::pipe(fds) == 0);
+        const pid_t pid = ::fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            ::close(fds[0]);
+            CacheSettings s;
+            s.dir = tmp.path();
+            s.jobs = 2;
+            s.worker = KJIT_BINARY;
+            CompileCache cc(s);
+            const auto results = cc.get_all(src, requests);
+            std::string report;
+            for (const auto& r : results) {
+                const bool ok = r.compiled && r.compiled->cubin.substr(0, 4) == "\x7f" "ELF";
+                report += !ok ? 'X' : r.origin == Origin::compiled ? 'C' : 'D';
+                report += std::to_string(hash64(ok ? r.compiled->cubin : "")) + ";";
+            }
+            (void)!::write(fds[1], report.data(), report.size());
+            std::_Exit(0);
+        }
+        ::close(fds[1]);
+        pids.push_back(pid);
+        pipes.push_back(fds[0]);
+    }
+    std::vector<std::string> reports;
+    for (std::size_t p = 0; p < pids.size(); ++p) {
+        std::string r;
+        char buf[4096];
+        for (ssize_t n; (n = ::read(pipes[p], buf, sizeof buf)) > 0;)
+            r.append(buf, static_cast<std::size_t>(n));
+        ::close(pipes[p]);
+        int status = 0;
+        ::waitpid(pids[p], &status, 0);
+        CHECK(WIFEXITED(status));
+        reports.push_back(r);
+    }
+    std::size_t compiled = 0, broken = 0;
+    for (const auto& r : reports) {
+        compiled += static_cast<std::size_t>(std::count(r.begin(), r.end(), 'C'));
+        broken += static_cast<std::size_t>(std::count(r.begin(), r.end(), 'X'));
+        // Every process saw the same bytes for every key.
+        std::string digests = r;
+        for (char& c : digests)
+            if (c == 'C' || c == 'D')
+                c = '-';
+        std::string first = reports[0];
+        for (char& c : first)
+            if (c == 'C' || c == 'D')
+                c = '-';
+        CHECK(digests == first);
+    }
+    CHECK(compiled == 32);
+    CHECK(broken == 0);
+    DiskCache cache(tmp.path());
+    CHECK(cache.list(false).size() == 32);
+    for (const auto& e : fs::directory_iterator(tmp.path())) {
+        const std::string name = e.path().filename().string();
+        CHECK_MESSAGE(name.find(".tmp.") == std::string::npos, "torn temporary file " << name);
+    }
+}
+
+TEST_CASE("a source override picks up an edit by mtime without re-reading unchanged files") {
+    test::TempDir tmp;
+    write_file(tmp.path() / "tiny.cu", kTinyKernel);
+    write_file(tmp.path() / "tiny.cuh", kTinyHeader);
+    SourceProvider provider(tmp.path());
+    const auto first = provider.current();
+    CHECK(provider.current() == first); // nothing changed: the same snapshot
+    CHECK(first->kernel("tiny").path == (tmp.path() / "tiny.cu").generic_string());
+    const Hash128 before = make_cache_key(*first, "tiny", {}).hash;
+    write_file(tmp.path() / "tiny.cu", std::string(kTinyKernel) + "// edited\n");
+    const auto second = provider.current();
+    REQUIRE(second != first);
+    CHECK(second->kernel("tiny").text.find("// edited") != std::string::npos);
+    CHECK(&second->find("tiny.cuh")->text != &first->find("tiny.cuh")->text);
+    CHECK(second->find("tiny.cuh")->hash == first->find("tiny.cuh")->hash);
+    CHECK_FALSE(make_cache_key(*second, "tiny", {}).hash == before);
+    CHECK(SourceProvider().current()->find("rms_norm.cu") != nullptr); // embedded
+}
+
+} // TEST_SUITE

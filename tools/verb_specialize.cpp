@@ -1,0 +1,86 @@
+#include "tools/verbs.hpp"
+
+#include "runtime/engine.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+namespace kjit::cli {
+
+namespace {
+struct SpecializeArgs {
+    std::string shape_file;
+    SourceOptions sources;
+    CacheOptions cache;
+    std::string arch;
+    int device = 0;
+};
+
+const char* origin_text(Prepared p) {
+    switch (p) {
+    case Prepared::memory:
+        return "memory";
+    case Prepared::disk:
+        return "hit";
+    case Prepared::compiled:
+        return "miss";
+    case Prepared::failed:
+        break;
+    }
+    return "FAILED";
+}
+
+int run_specialize(const SpecializeArgs& args) {
+    const ShapeFile file = ShapeFile::load(args.shape_file);
+    std::string reason;
+    std::unique_ptr<Context> context;
+    if (device_available(&reason))
+        context = std::make_unique<Context>(Device::get(args.device));
+    EngineOptions options;
+    options.cache = args.cache.settings();
+    options.arch = args.arch;
+    const auto start = std::chrono::steady_clock::now();
+    Engine engine(context.get(), options, SourceProvider(args.sources.dir));
+    const auto rows = engine.prepare(file.shape, file.kernels, progress_line("specializing"));
+    const double total =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::printf("kjit specialize %s: %zu kernel(s) for %s, sources %s\n", args.shape_file.c_str(),
+                rows.size(), engine.arch().c_str(), engine.sources().describe().c_str());
+    if (!context)
+        std::printf("  (%s: compiled and cached, not loaded)\n", reason.c_str());
+    std::printf("  %-24s %-7s %10s %9s %9s  %s\n", "kernel", "cache", "compile ms", "read ms",
+                "load ms", "defines");
+    int failed = 0;
+    for (const auto& r : rows) {
+        std::printf("  %-24s %-7s %10.1f %9.3f %9.3f  %s\n", r.name.c_str(), origin_text(r.origin),
+                    r.compile_ms, r.read_ms, r.load_ms, r.defines.c_str());
+        if (r.error) {
+            ++failed;
+            try {
+                std::rethrow_exception(r.error);
+            } catch (const std::exception& e) {
+                std::printf("    %s\n", e.what());
+            }
+        }
+    }
+    std::printf("specialize: %zu prepared, %d failed, %.1f ms\n", rows.size() - failed, failed,
+                total);
+    return failed ? kFindings : kOk;
+}
+} // namespace
+
+Action add_specialize(CLI::App& app) {
+    auto args = std::make_shared<SpecializeArgs>();
+    auto* sub = app.add_subcommand(
+        "specialize", "compile (or load from the cache) every kernel of a shape file");
+    sub->add_option("shape", args->shape_file, "shape TOML: [shape] and [[kernel]] tables")
+        ->required();
+    args->sources.add_to(*sub);
+    args->cache.add_to(*sub);
+    sub->add_option("--arch", args->arch, "target architecture (default: the device's, or sm_90)");
+    sub->add_option("--device", args->device, "device ordinal")->capture_default_str();
+    return [args] { return run_specialize(*args); };
+}
+
+} // namespace kjit::cli
