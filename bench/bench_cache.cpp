@@ -36,21 +36,35 @@ double percentile(std::vector<double> v, double p) {
     return v.empty() ? 0 : v[static_cast<std::size_t>(p * (v.size() - 1))];
 }
 
-/// `n` distinct rms_norm specializations; `salt` makes every source key new (so neither
-/// kjit's cache nor NVRTC's own sees them before).
-std::vector<CompileRequest> variants(int n, const std::string& salt) {
-    std::vector<CompileRequest> out;
-    for (int i = 0; i < n; ++i) {
-        CompileRequest r{"rms_norm", {}};
-        r.options.defines["RMS_BLOCK"] = std::to_string(32 * (1 + i % 32));
-        r.options.defines["KJIT_BENCH_VARIANT"] = std::to_string(i / 32);
-        r.options.defines["KJIT_BENCH_SALT"] = salt;
-        out.push_back(std::move(r));
-    }
-    return out;
-}
-
 std::string fresh_salt() { return std::to_string(std::random_device{}()); }
+
+/// `n` distinct rms_norm specializations, each compiled from its own copy of the source with
+/// an extra empty kernel named after `salt`: the machine code differs, so neither kjit's
+/// cache nor NVRTC's own (12.9+, keyed below the front end) has seen any of them.
+struct Variants {
+    SourceSet sources;
+    std::vector<CompileRequest> requests;
+};
+Variants variants(const SourceSet& base, int n) {
+    const std::string salt = fresh_salt();
+    Variants v;
+    for (const auto* h : base.headers())
+        v.sources.add(*h);
+    const SourceFile& k = base.kernel("rms_norm");
+    for (int i = 0; i < n; ++i) {
+        SourceFile f = k;
+        const std::string name = "rms_norm_" + salt + "_" + std::to_string(i);
+        f.name = name + ".cu";
+        f.text += "\nextern \"C\" __global__ void kjit_bench_" + salt + "_" + std::to_string(i) +
+                  "(int* p) { if (p) *p = " + std::to_string(i) + "; }\n";
+        f.hash = hash128(f.text);
+        v.sources.add(std::move(f));
+        CompileRequest r{name, {}};
+        r.options.defines["RMS_BLOCK"] = std::to_string(32 * (1 + i % 32));
+        v.requests.push_back(std::move(r));
+    }
+    return v;
+}
 
 struct TempCache {
     fs::path dir;
@@ -64,8 +78,7 @@ struct TempCache {
     }
 };
 
-double compile_wall_ms(const SourceSet& src, const std::vector<CompileRequest>& reqs,
-                       const fs::path& cache_dir, bool use_disk, int jobs, const fs::path& worker) {
+double compile_wall_ms(const Variants& v, const fs::path& cache_dir, bool use_disk, int jobs, const fs::path& worker) {
     CacheSettings s;
     s.dir = cache_dir;
     s.use_disk = use_disk;
@@ -73,7 +86,7 @@ double compile_wall_ms(const SourceSet& src, const std::vector<CompileRequest>& 
     s.worker = worker;
     CompileCache cache(s);
     const auto t = Clock::now();
-    const auto results = cache.get_all(src, reqs);
+    const auto results = cache.get_all(v.sources, v.requests);
     const double ms = ms_since(t);
     for (const auto& r : results)
         if (!r.compiled) {
@@ -109,7 +122,8 @@ int main(int argc, char** argv) {
         CacheSettings s;
         s.dir = tc.dir;
         CompileCache cache(s);
-        const auto r = cache.get(src, variants(1, fresh_salt())[0]);
+        const Variants one = variants(src, 1);
+        const auto r = cache.get(one.sources, one.requests[0]);
         std::vector<double> us;
         for (int i = 0; i < 2000; ++i) {
             const auto t = Clock::now();
@@ -129,17 +143,17 @@ int main(int argc, char** argv) {
     double serial = 0;
     {
         TempCache tc;
-        const auto reqs = variants(n, fresh_salt());
-        serial = compile_wall_ms(src, reqs, tc.dir, true, 1, {});
+        const Variants cold = variants(src, n);
+        serial = compile_wall_ms(cold, tc.dir, true, 1, {});
         std::vector<double> warm;
         for (int i = 0; i < 5; ++i)
-            warm.push_back(compile_wall_ms(src, reqs, tc.dir, true, jobs, worker));
+            warm.push_back(compile_wall_ms(cold, tc.dir, true, jobs, worker));
         const double w = median(warm);
         std::printf("cold serial         %d compiles: %.1f ms (%.1f ms each)\n", n, serial, serial / n);
         std::printf("warm start          %d disk hits: %.2f ms median of 5 -> %.0fx faster than cold serial (target >= 500x, CPU side; GPU load below)\n",
                     n, w, serial / w);
-        const double procs = compile_wall_ms(src, variants(n, fresh_salt()), tc.dir, false, jobs, worker);
-        const double threads = compile_wall_ms(src, variants(n, fresh_salt()), tc.dir, false, jobs, {});
+        const double procs = compile_wall_ms(variants(src, n), tc.dir, false, jobs, worker);
+        const double threads = compile_wall_ms(variants(src, n), tc.dir, false, jobs, {});
         std::printf("cold parallel       %d compiles on %d worker processes: %.1f ms -> %.2fx serial (target >= %.1fx = 0.7 * %d)\n",
                     n, jobs, procs, serial / procs, 0.7 * jobs, jobs);
         std::printf("cold parallel       %d compiles on %d threads of one process: %.1f ms -> %.2fx serial\n",
@@ -158,24 +172,29 @@ int main(int argc, char** argv) {
     // cuModuleLoadData of the same CUBIN, alternated A B B A.
     {
         TempCache tc;
-        const auto reqs = variants(std::min(n, 16), fresh_salt());
         std::vector<KernelSpec> specs;
-        for (std::size_t i = 0; i < reqs.size(); ++i)
-            specs.push_back({"k" + std::to_string(i), "rms_norm", reqs[i].options.defines});
+        for (int i = 0; i < std::min(n, 16); ++i)
+            specs.push_back({"k" + std::to_string(i), "rms_norm",
+                             {{"RMS_BLOCK", std::to_string(64 * (1 + i))}}});
         EngineOptions eo;
         eo.cache.dir = tc.dir;
         eo.cache.worker = worker;
         Engine(&ctx, eo, SourceProvider()).prepare({}, specs); // fill the disk cache
         CacheSettings s;
         s.dir = tc.dir;
+        std::vector<CompileRequest> same;
+        for (const auto& spec : specs) {
+            CompileRequest r{"rms_norm", {}};
+            r.options.arch = ctx.device().arch();
+            r.options.defines = spec.defines;
+            same.push_back(std::move(r));
+        }
         std::vector<std::string> cubins;
-        for (const auto& r : CompileCache(s).get_all(src, [&] {
-                 std::vector<CompileRequest> v = reqs;
-                 for (auto& x : v)
-                     x.options.arch = ctx.device().arch();
-                 return v;
-             }()))
+        for (const auto& r : CompileCache(s).get_all(src, same)) {
+            if (r.origin != Origin::disk)
+                std::exit(1);
             cubins.push_back(r.compiled->cubin);
+        }
         std::vector<double> bare, hit;
         const auto run_bare = [&] {
             const auto t = Clock::now();

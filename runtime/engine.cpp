@@ -135,12 +135,22 @@ std::map<std::string, std::string> resolve_defines(const KernelSpec& spec,
     return out;
 }
 
+namespace {
+CacheSettings with_flags(CacheSettings s, const ResolvedFlags& flags) {
+    if (flags.get_bool(kFlagNoCache))
+        s.use_disk = false;
+    if (s.jobs <= 0 && flags.get_int(kFlagCompileJobs) > 0)
+        s.jobs = static_cast<int>(flags.get_int(kFlagCompileJobs));
+    return s;
+}
+} // namespace
+
 Engine::Engine(const Context* context, EngineOptions options, SourceProvider sources)
-    : context_(context),
+    : flags_((options.flags ? *options.flags : builtin_flags()).resolve()), context_(context),
       arch_(!options.arch.empty() ? options.arch
             : context         ? context->device().arch()
                               : std::string("sm_90")),
-      cache_(std::move(options.cache)), sources_(std::move(sources)) {}
+      cache_(with_flags(std::move(options.cache), flags_)), sources_(std::move(sources)) {}
 
 std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
                                         std::span<const KernelSpec> specs,
@@ -160,6 +170,7 @@ std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
                 CompileOptions options;
                 options.arch = arch_;
                 options.defines = resolve_defines(specs[i], shape);
+                flags_.apply_to(options);
                 row.defines = options.defines_text();
                 row.key = make_cache_key(*sources, row.source, options).hex();
                 // A memory hit: this engine already loaded the key.

@@ -3,11 +3,13 @@
 #include "jit/compile_cache.hpp"
 #include "jit/source_provider.hpp"
 #include "runtime/context.hpp"
+#include "runtime/env.hpp"
 #include "runtime/module.hpp"
 
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <shared_mutex>
 #include <span>
 #include <string>
@@ -69,6 +71,9 @@ struct StringHash {
 struct EngineOptions {
     CacheSettings cache;
     std::string arch; ///< empty: the context's device (sm_90 without a context)
+    /// The declared flags the environment is checked against at start (builtin_flags() when
+    /// empty); an application adds its own prefix and flags to builtin_flags() and passes it.
+    std::optional<FlagRegistry> flags;
 };
 
 /// Specializes kernels for a model shape at start-up and hands out their entry points:
@@ -76,7 +81,10 @@ struct EngineOptions {
 /// a read and a module load, misses are compiled in parallel.
 class Engine {
   public:
-    /// `context` may be null: prepare() then compiles (and caches) but loads nothing.
+    /// `context` may be null: prepare() then compiles (and caches) but loads nothing. Resolves
+    /// the environment against the declared flags first: FlagError on an undeclared name,
+    /// a bad value or a missing base flag. KJIT_NO_CACHE and KJIT_COMPILE_JOBS apply to the
+    /// cache; every flag's define is injected into every compile (and so into its key).
     explicit Engine(const Context* context, EngineOptions options = {},
                     SourceProvider sources = SourceProvider::from_environment());
 
@@ -93,9 +101,12 @@ class Engine {
     [[nodiscard]] CompileCache& cache() { return cache_; }
     [[nodiscard]] SourceProvider& sources() { return sources_; }
     [[nodiscard]] const std::string& arch() const { return arch_; }
+    /// The resolved flags; tier() is what every reading prints (`tier=bi+tc`).
+    [[nodiscard]] const ResolvedFlags& flags() const { return flags_; }
 
   private:
     struct Loaded;
+    ResolvedFlags flags_;
     const Context* context_;
     std::string arch_;
     CompileCache cache_;

@@ -197,7 +197,9 @@ std::vector<Function> Module::functions() const {
     for (CUfunction f : handles) {
         const char* name = nullptr;
         check(driver().cuFuncGetName(&name, f), "cuFuncGetName", "module=" + label_);
-        out.emplace_back(f, name, device_ordinal_, arch_);
+        // Under lazy loading (the default) enumerated handles are not loaded yet; looking
+        // each up by name loads it.
+        out.push_back(function(name));
     }
     return out;
 }

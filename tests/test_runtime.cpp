@@ -54,6 +54,43 @@ TEST_CASE("without a usable GPU the driver reports a typed NoDeviceError that is
     CHECK_THROWS_AS((void)Device::count(), NoDeviceError);
 }
 
+TEST_CASE("the engine refuses a misspelled flag and injects a flag's define into the key") {
+    test::TempDir cache_dir;
+    EngineOptions options;
+    options.cache.dir = cache_dir.path();
+    ::setenv("KJIT_NO_CAHCE", "1", 1);
+    CHECK_THROWS_WITH_AS(Engine(nullptr, options, SourceProvider()),
+                         doctest::Contains("did you mean KJIT_NO_CACHE?"), FlagError);
+    ::unsetenv("KJIT_NO_CAHCE");
+
+    FlagRegistry flags = builtin_flags();
+    flags.add_prefix("DEMO_");
+    FlagSpec wide;
+    wide.name = "DEMO_WIDE";
+    wide.type = FlagType::boolean;
+    wide.default_value = "false";
+    wide.doc = "use the wide block";
+    wide.define = "DEMO_WIDE";
+    flags.declare(wide);
+    flags.add_tier_rule({"DEMO_WIDE", "", "wide"});
+    options.flags = flags;
+    const std::vector<KernelSpec> specs = {{"norm", "rms_norm", {}}};
+    Engine off(nullptr, options, SourceProvider());
+    const PrepareRow a = off.prepare({}, specs)[0];
+    ::setenv("DEMO_WIDE", "1", 1);
+    Engine on(nullptr, options, SourceProvider());
+    const PrepareRow b = on.prepare({}, specs)[0];
+    ::unsetenv("DEMO_WIDE");
+    REQUIRE_FALSE(a.error);
+    REQUIRE_FALSE(b.error);
+    CHECK(a.defines == "DEMO_WIDE=0");
+    CHECK(b.defines == "DEMO_WIDE=1");
+    CHECK(a.key != b.key);
+    CHECK(off.flags().tier() == "base");
+    CHECK(on.flags().tier() == "wide");
+    CHECK(b.origin == Prepared::compiled); // compiled and cached, not loaded: no context
+}
+
 } // TEST_SUITE
 
 TEST_SUITE("gpu") {

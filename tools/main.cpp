@@ -4,6 +4,7 @@
 
 #include "jit/error.hpp"
 #include "runtime/driver.hpp"
+#include "runtime/env.hpp"
 
 #include <iostream>
 #include <map>
@@ -34,8 +35,17 @@ int main(int argc, char** argv) {
         return kUsage;
     }
     try {
-        for (auto* sub : app.get_subcommands())
-            return actions.at(sub->get_name())();
+        const std::string verb = app.get_subcommands().front()->get_name();
+        // Every verb starts as an engine does: a misspelled or malformed KJIT_* variable is an
+        // error, not a silently ignored setting (`kjit env` reports them itself).
+        if (verb != "env" && verb != "compile-worker")
+            kjit::builtin_flags().resolve();
+        return actions.at(verb)();
+    } catch (const kjit::FlagError& e) {
+        for (const auto& d : e.diagnostics)
+            std::cerr << "kjit: " << (d.severity == kjit::Severity::error ? "error: " : "warning: ")
+                      << d.message << '\n';
+        return kUsage;
     } catch (const kjit::ConfigError& e) {
         std::cerr << "kjit: " << e.what() << '\n';
         return kUsage;

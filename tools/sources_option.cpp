@@ -1,5 +1,7 @@
 #include "tools/verbs.hpp"
 
+#include "runtime/env.hpp"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -26,9 +28,10 @@ void CacheOptions::add_to(CLI::App& app) {
 }
 
 CacheSettings CacheOptions::settings() const {
+    const ResolvedFlags flags = builtin_flags().resolve();
     CacheSettings s;
-    s.use_disk = !no_cache;
-    s.jobs = jobs;
+    s.use_disk = !no_cache && !flags.get_bool(kFlagNoCache);
+    s.jobs = jobs > 0 ? jobs : static_cast<int>(flags.get_int(kFlagCompileJobs));
     std::error_code ec;
     s.worker = std::filesystem::read_symlink("/proc/self/exe", ec);
     return s;
