@@ -1,5 +1,7 @@
 #include "runtime/context.hpp"
 
+#include "runtime/ledger.hpp"
+
 #include <cstdio>
 #include <utility>
 
@@ -67,6 +69,13 @@ Context::~Context() { release(); }
 void Context::release() noexcept {
     if (!ctx_)
         return;
+    if (Ledger* ledger = Ledger::active()) {
+        try {
+            ledger->resolve(); // the ledger's events die with the context
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "kjit: warning: launch ledger: %s\n", e.what());
+        }
+    }
     if (const CUresult r = driver().cuDevicePrimaryCtxRelease(device_.handle()); r != CUDA_SUCCESS)
         std::fprintf(stderr, "kjit: warning: cuDevicePrimaryCtxRelease: %s\n", describe(r).c_str());
     ctx_ = nullptr;

@@ -29,6 +29,8 @@ class NoDeviceError : public Error {
 
 // Every entry point kjit uses, with the ABI version of its PFN_*_vNNNNN typedef: the version
 // is what cuGetProcAddress is asked for, so each pointer has exactly the typedef's signature.
+// (cuGraphInstantiate is a macro for cuGraphInstantiateWithFlags since CUDA 12: asking for
+// "cuGraphInstantiate" by name returns the legacy five-argument ABI.)
 #define KJIT_DRIVER_ENTRY_POINTS(X)                                                              \
     X(cuInit, 2000)                                                                              \
     X(cuDriverGetVersion, 2020)                                                                  \
@@ -68,7 +70,17 @@ class NoDeviceError : public Error {
     X(cuEventDestroy, 4000)                                                                      \
     X(cuEventRecord, 2000)                                                                       \
     X(cuEventSynchronize, 2000)                                                                  \
-    X(cuEventElapsedTime, 2000)
+    X(cuEventElapsedTime, 2000)                                                                  \
+    X(cuMemcpyDtoD, 3020)                                                                        \
+    X(cuMemcpyDtoDAsync, 3020)                                                                   \
+    X(cuMemsetD8Async, 3020)                                                                     \
+    X(cuStreamBeginCapture, 10010)                                                               \
+    X(cuStreamEndCapture, 10000)                                                                 \
+    X(cuGraphInstantiateWithFlags, 11040)                                                        \
+    X(cuGraphLaunch, 10000)                                                                      \
+    X(cuGraphExecDestroy, 10000)                                                                 \
+    X(cuGraphDestroy, 10000)                                                                     \
+    X(cuOccupancyMaxActiveClusters, 11070)
 
 /// The driver's entry points, taken with cuGetProcAddress from a dlopen'ed libcuda.so.1.
 struct DriverApi {

@@ -897,7 +897,16 @@ FlagRegistry builtin_flags() {
                    "compile-worker executable (kjit compile-worker); empty: compile on threads"));
     r.declare(flag(kFlagKernelDir, FlagType::string, "",
                    "read kernels from this directory instead of the embedded copies"));
-    r.declare(flag(kFlagLedger, FlagType::boolean, "false", "record every launch (kjit ledger)"));
+    r.declare(flag(kFlagLedger, FlagType::boolean, "false",
+                   "record every launch: kernel, geometry, registers (kjit ledger reads it)"));
+    FlagSpec ledger_timing = flag("KJIT_LEDGER_TIMING", FlagType::boolean, "false",
+                                  "also time each recorded launch with a pair of events");
+    ledger_timing.requires_ = {std::string(kFlagLedger)};
+    r.declare(std::move(ledger_timing));
+    FlagSpec ledger_file = flag("KJIT_LEDGER_FILE", FlagType::string, "kjit-ledger.csv",
+                                "where a recording process writes its ledger at exit");
+    ledger_file.requires_ = {std::string(kFlagLedger)};
+    r.declare(std::move(ledger_file));
     r.declare(flag(kFlagNoCache, FlagType::boolean, "false",
                    "neither read nor write the disk cache: compile every kernel afresh"));
     r.declare(flag("KJIT_BUILD_DIR", FlagType::string, "build",

@@ -198,6 +198,8 @@ TEST_CASE("kjit fresh names stale and new and missing sources and stale binaries
     kjit::test::TempDir dir;
     const auto src = dir.path() / "kernel_src";
     std::filesystem::copy(KJIT_SOURCE_DIR "/kernel_src", src);
+    for (const auto& e : std::filesystem::directory_iterator(KJIT_SOURCE_DIR "/kernel_src"))
+        std::filesystem::last_write_time(src / e.path().filename(), e.last_write_time());
     Run r = run_kjit("fresh --src " + src.string());
     INFO(r.out);
     CHECK(r.code == 0);

@@ -49,5 +49,6 @@ Action add_specialize(CLI::App& app);
 Action add_fresh(CLI::App& app);
 Action add_cache(CLI::App& app);
 Action add_compile_worker(CLI::App& app);
+Action add_ledger(CLI::App& app);
 
 } // namespace kjit::cli

@@ -1,0 +1,227 @@
+#include "runtime/ledger.hpp"
+
+#include "runtime/env.hpp"
+#include "runtime/geometry.hpp"
+#include "runtime/stream.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace kjit {
+
+struct Ledger::Timing {
+    std::size_t index;
+    Event start, stop;
+};
+
+namespace {
+std::atomic<Ledger*> g_active{nullptr};
+} // namespace
+
+/// KJIT_LEDGER turns recording on for the whole process, read once.
+bool start_ledger_from_environment() {
+    const ResolvedFlags flags = builtin_flags().resolve();
+    if (flags.get_bool(kFlagLedger)) {
+        Ledger::instance().enable(flags.get_bool("KJIT_LEDGER_TIMING"));
+        Ledger::instance().from_environment_ = true;
+    }
+    return true;
+}
+
+Ledger& Ledger::instance() {
+    static Ledger ledger;
+    return ledger;
+}
+
+Ledger* Ledger::active() {
+    static const bool started = start_ledger_from_environment();
+    (void)started;
+    return g_active.load(std::memory_order_relaxed);
+}
+
+void Ledger::enable(bool timing) {
+    std::lock_guard lock(mutex_);
+    timing_ = timing;
+    g_active.store(this);
+}
+
+void Ledger::disable() { g_active.store(nullptr); }
+
+Ledger::Pending Ledger::begin(const Function& f, const LaunchConfig& c) {
+    LedgerRecord r;
+    r.kernel = f.name();
+    r.variant = f.variant();
+    r.grid = c.grid;
+    r.block = c.block;
+    r.smem = c.smem_bytes;
+    r.registers = f.registers();
+    const LaunchGeometry g = launch_geometry(f, c);
+    r.blocks_per_sm = g.blocks_per_sm;
+    r.waves = g.waves;
+    r.sm_share = g.sm_share;
+    std::lock_guard lock(mutex_);
+    records_.push_back(std::move(r));
+    Pending p{records_.size() - 1};
+    if (timing_) {
+        pending_.push_back(std::make_unique<Timing>(Timing{p.index, Event(), Event()}));
+        pending_.back()->start.record(c.stream);
+    }
+    return p;
+}
+
+void Ledger::end(const Pending& p, CUstream stream) {
+    if (!timing_ || p.index == static_cast<std::size_t>(-1))
+        return;
+    std::lock_guard lock(mutex_);
+    for (auto it = pending_.rbegin(); it != pending_.rend(); ++it)
+        if ((*it)->index == p.index) {
+            (*it)->stop.record(stream);
+            return;
+        }
+}
+
+void Ledger::resolve() {
+    std::lock_guard lock(mutex_);
+    for (auto& t : pending_) {
+        t->stop.synchronize();
+        records_[t->index].ms = Event::elapsed_ms(t->start, t->stop);
+    }
+    pending_.clear();
+}
+
+std::vector<LedgerRecord> Ledger::records() {
+    resolve();
+    std::lock_guard lock(mutex_);
+    return records_;
+}
+
+void Ledger::write_csv(const std::filesystem::path& file) { write_records(file, records()); }
+
+void write_records(const std::filesystem::path& file, const std::vector<LedgerRecord>& records) {
+    std::ofstream out(file);
+    out << "kernel,variant,grid,block,smem,registers,blocks_per_sm,waves,sm_share,ms\n";
+    for (const auto& r : records) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, ",%u,%d,%d,%.6f,%.6f,%.6f\n", r.smem, r.registers,
+                      r.blocks_per_sm, r.waves, r.sm_share, r.ms);
+        out << r.kernel << ',' << r.variant << ',' << r.grid.x << 'x' << r.grid.y << 'x'
+            << r.grid.z << ',' << r.block.x << 'x' << r.block.y << 'x' << r.block.z << buf;
+    }
+    if (!out)
+        throw ConfigError("cannot write the launch ledger", file.string());
+}
+
+Ledger::~Ledger() {
+    if (!from_environment_)
+        return;
+    // Recording started by KJIT_LEDGER ends with the process: write what was recorded (the
+    // timings were resolved when their contexts closed).
+    const char* file = std::getenv("KJIT_LEDGER_FILE");
+    try {
+        write_records(file && *file ? file : "kjit-ledger.csv", records_);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kjit: warning: %s\n", e.what());
+    }
+}
+
+namespace {
+bool parse_dim(const std::string& s, Dim3& d) {
+    return std::sscanf(s.c_str(), "%ux%ux%u", &d.x, &d.y, &d.z) == 3;
+}
+} // namespace
+
+std::vector<LedgerRecord> read_ledger_csv(const std::filesystem::path& file) {
+    std::ifstream in(file);
+    if (!in)
+        throw ConfigError("cannot read the launch ledger", file.string());
+    std::vector<LedgerRecord> out;
+    std::string line;
+    int line_no = 0;
+    while (std::getline(in, line)) {
+        ++line_no;
+        if (line_no == 1 || line.empty())
+            continue;
+        std::vector<std::string> cols;
+        std::stringstream ss(line);
+        for (std::string c; std::getline(ss, c, ',');)
+            cols.push_back(c);
+        LedgerRecord r;
+        bool ok = cols.size() == 10 && parse_dim(cols[2], r.grid) && parse_dim(cols[3], r.block);
+        if (ok) {
+            r.kernel = cols[0];
+            r.variant = cols[1];
+            try {
+                r.smem = static_cast<unsigned>(std::stoul(cols[4]));
+                r.registers = std::stoi(cols[5]);
+                r.blocks_per_sm = std::stoi(cols[6]);
+                r.waves = std::stod(cols[7]);
+                r.sm_share = std::stod(cols[8]);
+                r.ms = std::stod(cols[9]);
+            } catch (const std::exception&) {
+                ok = false;
+            }
+        }
+        if (!ok)
+            throw ConfigError("malformed ledger row: expected 10 columns (kernel,variant,grid,"
+                              "block,smem,registers,blocks_per_sm,waves,sm_share,ms)",
+                              file.string(), line_no);
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+std::string ledger_table(const std::vector<LedgerRecord>& records) {
+    struct Row {
+        std::string kernel, variant, grid, block;
+        long calls = 0;
+        double ms = 0;
+        bool timed = true;
+        double share = 0, waves = 0;
+        int per_sm = 0, regs = 0;
+        double recoverable() const { return ms * (1 - share); }
+    };
+    std::map<std::pair<std::string, std::string>, Row> rows;
+    for (const auto& r : records) {
+        Row& row = rows[{r.kernel, r.variant + "|" + r.grid.str() + r.block.str()}];
+        row.kernel = r.kernel;
+        row.variant = r.variant;
+        row.grid = r.grid.str();
+        row.block = r.block.str();
+        ++row.calls;
+        row.timed = row.timed && r.ms >= 0;
+        row.ms += std::max(0.0, r.ms);
+        row.share = r.sm_share;
+        row.waves = r.waves;
+        row.per_sm = r.blocks_per_sm;
+        row.regs = r.registers;
+    }
+    std::vector<Row> sorted;
+    for (auto& [_, r] : rows)
+        sorted.push_back(r);
+    std::stable_sort(sorted.begin(), sorted.end(), [](const Row& a, const Row& b) {
+        return a.recoverable() != b.recoverable() ? a.recoverable() > b.recoverable()
+                                                  : a.share < b.share;
+    });
+    std::string out;
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "%-20s %-22s %7s %10s %-14s %-12s %4s %9s %6s %7s %12s\n",
+                  "kernel", "variant", "calls", "total ms", "grid", "block", "regs", "blocks/SM",
+                  "waves", "SMs", "recover ms");
+    out += buf;
+    for (const auto& r : sorted) {
+        std::snprintf(buf, sizeof buf,
+                      "%-20s %-22s %7ld %10s %-14s %-12s %4d %9d %6.2f %6.1f%% %12s%s\n",
+                      r.kernel.c_str(), r.variant.substr(0, 22).c_str(), r.calls,
+                      r.timed ? std::to_string(r.ms).substr(0, 9).c_str() : "-", r.grid.c_str(),
+                      r.block.c_str(), r.regs, r.per_sm, r.waves, 100 * r.share,
+                      r.timed ? std::to_string(r.recoverable()).substr(0, 9).c_str() : "-",
+                      r.share < 0.5 ? "  << under 50% of SMs" : "");
+        out += buf;
+    }
+    return out;
+}
+
+} // namespace kjit

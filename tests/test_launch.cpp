@@ -1,0 +1,237 @@
+#include "jit/compiler.hpp"
+#include "runtime/buffer.hpp"
+#include "runtime/context.hpp"
+#include "runtime/geometry.hpp"
+#include "runtime/ledger.hpp"
+#include "runtime/module.hpp"
+#include "runtime/stream.hpp"
+#include "tests/support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <functional>
+#include <numeric>
+
+using namespace kjit;
+
+namespace {
+
+constexpr const char* kKernels = R"(#include "pdl.cuh"
+extern "C" __global__ void produce(int* buf, int n, int salt) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    pdl_wait();
+    if (i < n) buf[i] = i * 3 + salt;
+    pdl_launch_dependents();
+}
+extern "C" __global__ void consume(const int* buf, int* out, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    pdl_wait();
+    if (i < n) out[i] = buf[i] + 1;
+}
+extern "C" __global__ void cluster_rank(unsigned* out) {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    if (threadIdx.x == 0) out[blockIdx.x] = r;
+}
+extern "C" __global__ void empty() {}
+)";
+
+/// The test kernels (with kjit's pdl.cuh) loaded into `ctx`.
+Module load_test_kernels(const Context& ctx) {
+    SourceSet set;
+    set.add({"launch_tests.cu", "tests/launch_tests.cu", kKernels, hash128(kKernels), 0});
+    set.add(*SourceSet::embedded().find("pdl.cuh"));
+    CompileOptions o;
+    o.arch = ctx.device().arch();
+    return Module::load(ctx, compile(set, "launch_tests", o).cubin, "launch_tests");
+}
+
+std::string launch_error(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const LaunchError& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+} // namespace
+
+TEST_SUITE("launch") {
+
+TEST_CASE("the ledger table ranks by recoverable SM-time and flags starved launches") {
+    std::vector<LedgerRecord> records;
+    for (int i = 0; i < 3; ++i)
+        records.push_back({"rms_norm_f32", "rms_norm#1", {1, 1, 1}, {128, 1, 1}, 0, 24, 8,
+                           0.001, 1.0 / 132, 2.0});
+    records.push_back({"conv1d", "conv1d#2", {4096, 1, 1}, {256, 1, 1}, 0, 32, 8, 3.9, 1.0, 9.0});
+    records.push_back({"scan", "scan#3", {48, 1, 1}, {256, 1, 1}, 0, 64, 2, 0.18, 48.0 / 132, 1.0});
+    test::TempDir dir;
+    write_records(dir.path() / "l.csv", records);
+    const auto back = read_ledger_csv(dir.path() / "l.csv");
+    REQUIRE(back.size() == records.size());
+    CHECK(back[0].grid.x == 1);
+    CHECK(back[4].sm_share == doctest::Approx(48.0 / 132));
+    const std::string table = ledger_table(back);
+    INFO(table);
+    // rms_norm: 6 ms at 0.8% of SMs -> 5.95 ms recoverable, first; conv1d (all SMs) last.
+    const auto rms = table.find("rms_norm_f32"), scan = table.find("scan"),
+               conv = table.find("conv1d");
+    CHECK(rms < scan);
+    CHECK(scan < conv);
+    CHECK(table.find("0.8%") != std::string::npos);
+    CHECK(table.find("<< under 50% of SMs") < conv);
+    std::ofstream(dir.path() / "bad.csv") << "header\nk,v,1x1x1,1x1x1,0,1\n";
+    CHECK_THROWS_WITH_AS((void)read_ledger_csv(dir.path() / "bad.csv"),
+                         doctest::Contains("bad.csv:2: error: malformed ledger row"), ConfigError);
+}
+
+} // TEST_SUITE
+
+TEST_SUITE("gpu") {
+
+TEST_CASE("programmatic dependent launches keep producer-consumer order") {
+    KJIT_REQUIRE_DEVICE();
+    const Context ctx(Device::get(0));
+    const Module m = load_test_kernels(ctx);
+    const Function produce = m.function("produce"), consume = m.function("consume");
+    const int n = 1 << 20;
+    DeviceBuffer buf(n * 4), out(n * 4);
+    Stream s;
+    LaunchConfig c{{n / 256, 1, 1}, {256, 1, 1}, 0, s.handle()};
+    c.pdl = true;
+    for (int salt = 0; salt < 50; ++salt) {
+        produce.launch(c, buf.ptr(), n, salt);
+        consume.launch(c, buf.ptr(), out.ptr(), n);
+    }
+    s.synchronize();
+    const auto got = out.to_vector<int>();
+    int bad = 0;
+    for (int i = 0; i < n; ++i)
+        bad += got[i] != i * 3 + 49 + 1;
+    CHECK(bad == 0);
+}
+
+TEST_CASE("cluster launches give each block its rank and refuse a partial cluster") {
+    KJIT_REQUIRE_DEVICE();
+    const Context ctx(Device::get(0));
+    const Module m = load_test_kernels(ctx);
+    const Function f = m.function("cluster_rank");
+    DeviceBuffer out(16 * 4);
+    Stream s;
+    LaunchConfig c{{16, 1, 1}, {32, 1, 1}, 0, s.handle()};
+    c.cluster = {4, 1, 1};
+    f.launch(c, out.ptr());
+    s.synchronize();
+    const auto ranks = out.to_vector<unsigned>();
+    for (unsigned i = 0; i < 16; ++i)
+        CHECK(ranks[i] == i % 4);
+    c.grid.x = 10;
+    CHECK(launch_error([&] { f.launch(c, out.ptr()); }).find("not a whole number of clusters") !=
+          std::string::npos);
+}
+
+TEST_CASE("a cooperative launch runs when the grid fits and is refused with the numbers when not") {
+    KJIT_REQUIRE_DEVICE();
+    const Context ctx(Device::get(0));
+    const Module m = load_test_kernels(ctx);
+    const Function f = m.function("empty");
+    Stream s;
+    LaunchConfig c{{ctx.device().sm_count(), 1, 1}, {128, 1, 1}, 0, s.handle()};
+    c.cooperative = true;
+    f.launch(c);
+    s.synchronize();
+    c.grid.x = 1u << 20;
+    const std::string err = launch_error([&] { f.launch(c); });
+    CHECK(err.find("a cooperative grid of 1048576 blocks exceeds the") != std::string::npos);
+}
+
+TEST_CASE("launches are capturable into a graph") {
+    KJIT_REQUIRE_DEVICE();
+    const Context ctx(Device::get(0));
+    const Module m = load_test_kernels(ctx);
+    const Function produce = m.function("produce");
+    const int n = 4096;
+    DeviceBuffer buf(n * 4);
+    buf.fill_bytes(0);
+    Stream s;
+    const LaunchConfig c{{n / 128, 1, 1}, {128, 1, 1}, 0, s.handle()};
+    check(driver().cuStreamBeginCapture(s.handle(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+          "cuStreamBeginCapture");
+    for (int salt = 1; salt <= 100; ++salt)
+        produce.launch(c, buf.ptr(), n, salt);
+    CUgraph graph = nullptr;
+    check(driver().cuStreamEndCapture(s.handle(), &graph), "cuStreamEndCapture");
+    CUgraphExec exec = nullptr;
+    check(driver().cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiateWithFlags");
+    CHECK(buf.to_vector<int>()[5] == 0); // captured, not run
+    check(driver().cuGraphLaunch(exec, s.handle()), "cuGraphLaunch");
+    s.synchronize();
+    CHECK(buf.to_vector<int>()[5] == 15 + 100);
+    driver().cuGraphExecDestroy(exec);
+    driver().cuGraphDestroy(graph);
+}
+
+TEST_CASE("a launch on a destroyed stream is an error and a correct launch still works after it") {
+    KJIT_REQUIRE_DEVICE();
+    const Context ctx(Device::get(0));
+    const Module m = load_test_kernels(ctx);
+    const Function f = m.function("empty");
+    CUstream dead = nullptr;
+    {
+        Stream s;
+        dead = s.handle();
+    }
+    const std::string err = launch_error([&] { f.launch({{1, 1, 1}, {32, 1, 1}, 0, dead}); });
+    MESSAGE(err);
+    CHECK(err.find("cuLaunchKernel: CUDA_ERROR_") != std::string::npos);
+    Stream s;
+    f.launch({{1, 1, 1}, {32, 1, 1}, 0, s.handle()});
+    s.synchronize();
+}
+
+TEST_CASE("geometry reports blocks per SM and waves and SM share and derives a grid") {
+    KJIT_REQUIRE_DEVICE();
+    const Context ctx(Device::get(0));
+    const Module m = load_test_kernels(ctx);
+    const Function f = m.function("empty");
+    const int sms = ctx.device().sm_count();
+    LaunchGeometry g = launch_geometry(f, {{1, 1, 1}, {128, 1, 1}});
+    CHECK(g.sm_count == sms);
+    CHECK(g.blocks_per_sm == 16); // 2048 threads per SM / 128 (Hopper); block limit 32
+    CHECK(g.sm_share == doctest::Approx(1.0 / sms));
+    const unsigned grid = grid_for_occupancy(f, {128, 1, 1}, 0);
+    CHECK(grid == static_cast<unsigned>(16 * sms));
+    g = launch_geometry(f, {{grid, 1, 1}, {128, 1, 1}});
+    CHECK(g.waves == doctest::Approx(1.0));
+    CHECK(g.sm_share == 1.0);
+    CHECK(grid_for_occupancy(f, {128, 1, 1}, 0, 2) == static_cast<unsigned>(2 * sms));
+    MESSAGE(g.str());
+}
+
+TEST_CASE("the ledger records every launch with geometry and event time") {
+    KJIT_REQUIRE_DEVICE();
+    const Context ctx(Device::get(0));
+    const Module m = load_test_kernels(ctx);
+    const Function f = m.function("empty");
+    Ledger& ledger = Ledger::instance();
+    ledger.enable(true);
+    Stream s;
+    for (int i = 0; i < 5; ++i)
+        f.launch({{1, 1, 1}, {64, 1, 1}, 0, s.handle()});
+    f.launch({{1000, 1, 1}, {256, 1, 1}, 0, s.handle()});
+    ledger.disable();
+    f.launch({{1, 1, 1}, {64, 1, 1}, 0, s.handle()}); // not recorded
+    const auto records = ledger.records();
+    REQUIRE(records.size() == 6);
+    CHECK(records[0].kernel == "empty");
+    CHECK(records[0].variant == "launch_tests");
+    CHECK(records[0].sm_share == doctest::Approx(1.0 / ctx.device().sm_count()));
+    CHECK(records[5].sm_share == 1.0);
+    for (const auto& r : records)
+        CHECK(r.ms > 0);
+    MESSAGE(ledger_table(records));
+}
+
+} // TEST_SUITE
