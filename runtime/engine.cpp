@@ -3,6 +3,7 @@
 #define TOML_HEADER_ONLY 1
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace kjit {
@@ -68,11 +69,12 @@ ShapeFile ShapeFile::load(const std::filesystem::path& path) {
                 const toml::table& t = *entry.as_table();
                 KernelSpec spec;
                 for (const auto& [k, v] : t) {
-                    if (k == "name" || k == "source") {
+                    if (k == "name" || k == "source" || k == "fallback") {
                         const auto* s = v.as_string();
                         if (!s)
                             fail_at(file, v.source(), "'" + std::string(k.str()) + "' must be a string");
-                        (k == "name" ? spec.name : spec.source) = s->get();
+                        (k == "name" ? spec.name : k == "source" ? spec.source : spec.fallback) =
+                            s->get();
                     } else if (k == "defines") {
                         const toml::table* d = v.as_table();
                         if (!d)
@@ -91,7 +93,7 @@ ShapeFile ShapeFile::load(const std::filesystem::path& path) {
                     } else {
                         fail_at(file, k.source(),
                                 "unknown key '" + std::string(k.str()) +
-                                    "' in [[kernel]] (known: name, source, defines)");
+                                    "' in [[kernel]] (known: name, source, defines, fallback)");
                     }
                 }
                 if (spec.name.empty())
@@ -100,6 +102,13 @@ ShapeFile ShapeFile::load(const std::filesystem::path& path) {
                     spec.source = spec.name;
                 out.kernels.push_back(std::move(spec));
             }
+            for (const auto& k : out.kernels)
+                if (!k.fallback.empty() &&
+                    std::none_of(out.kernels.begin(), out.kernels.end(),
+                                 [&](const KernelSpec& o) { return o.name == k.fallback; }))
+                    fail_at(file, node.source(),
+                            "kernel '" + k.name + "' names fallback '" + k.fallback +
+                                "', which is not a [[kernel]] of this file");
         } else {
             fail_at(file, key.source(),
                     "unknown key '" + std::string(key.str()) + "' (known: shape, kernel)");
@@ -227,6 +236,24 @@ std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
             by_key_[loaded[i]->key] = loaded[i];
         }
     return rows;
+}
+
+const Function& Engine::function_for(std::string_view name, std::string_view entry,
+                                     const LaunchConfig& config) {
+    std::string current(name);
+    for (std::size_t hops = 0;; ++hops) {
+        const Function& f = function(current, entry);
+        std::string next;
+        {
+            std::shared_lock lock(mutex_);
+            for (const auto& s : specs_)
+                if (s.name == current)
+                    next = s.fallback;
+        }
+        if (f.fits(config) || next.empty() || hops > specs_.size())
+            return f;
+        current = next;
+    }
 }
 
 const Function& Engine::function(std::string_view name, std::string_view entry) {

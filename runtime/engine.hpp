@@ -30,6 +30,9 @@ struct KernelSpec {
     std::string name;
     std::string source;
     std::map<std::string, std::string> defines;
+    /// Another spec's name: the tier to launch when this one's tile does not fit (lose the
+    /// speedup, never the launch). See Engine::function_for.
+    std::string fallback;
 };
 
 /// A shape file: `[shape]` with integers, and `[[kernel]]` tables with name, source, defines.
@@ -97,6 +100,12 @@ class Engine {
     /// unknown. With a source override, re-prepares first when a source changed on disk.
     /// The reference stays valid for the engine's lifetime, also across re-prepares.
     const Function& function(std::string_view name, std::string_view entry);
+
+    /// The entry point of `name`, or of its fallback tier (and its fallback's, ...) when
+    /// `config` does not fit `name`'s limits (block over the launch bounds, shared memory over
+    /// the device maximum). The last tier is returned when none fits: its launch says why.
+    const Function& function_for(std::string_view name, std::string_view entry,
+                                 const LaunchConfig& config);
 
     [[nodiscard]] CompileCache& cache() { return cache_; }
     [[nodiscard]] SourceProvider& sources() { return sources_; }

@@ -207,14 +207,14 @@ std::string ledger_table(const std::vector<LedgerRecord>& records) {
     });
     std::string out;
     char buf[512];
-    std::snprintf(buf, sizeof buf, "%-20s %-22s %7s %10s %-14s %-12s %4s %9s %6s %7s %12s\n",
+    std::snprintf(buf, sizeof buf, "%-20s %-28s %7s %10s %-14s %-12s %4s %9s %6s %7s %12s\n",
                   "kernel", "variant", "calls", "total ms", "grid", "block", "regs", "blocks/SM",
                   "waves", "SMs", "recover ms");
     out += buf;
     for (const auto& r : sorted) {
         std::snprintf(buf, sizeof buf,
-                      "%-20s %-22s %7ld %10s %-14s %-12s %4d %9d %6.2f %6.1f%% %12s%s\n",
-                      r.kernel.c_str(), r.variant.substr(0, 22).c_str(), r.calls,
+                      "%-20s %-28s %7ld %10s %-14s %-12s %4d %9d %6.2f %6.1f%% %12s%s\n",
+                      r.kernel.c_str(), r.variant.substr(0, 28).c_str(), r.calls,
                       r.timed ? std::to_string(r.ms).substr(0, 9).c_str() : "-", r.grid.c_str(),
                       r.block.c_str(), r.regs, r.per_sm, r.waves, 100 * r.share,
                       r.timed ? std::to_string(r.recoverable()).substr(0, 9).c_str() : "-",

@@ -2,6 +2,7 @@
 
 #include "runtime/context.hpp"
 #include "runtime/ledger.hpp"
+#include "runtime/stream.hpp"
 
 #include <cstdio>
 #include <utility>
@@ -89,6 +90,11 @@ int Function::attribute(CUfunction_attribute attr) const {
 
 int Function::max_threads_per_block() const { return state_->max_threads; }
 
+bool Function::fits(const LaunchConfig& c) const {
+    return c.block.volume() <= static_cast<unsigned long long>(state_->max_threads) &&
+           static_cast<long long>(c.smem_bytes) + state_->static_smem <= state_->smem_optin_max;
+}
+
 std::vector<std::pair<std::size_t, std::size_t>> Function::param_layout() const {
     std::vector<std::pair<std::size_t, std::size_t>> layout;
     if (!driver().cuFuncGetParamInfo)
@@ -152,6 +158,8 @@ void Function::check_config(const LaunchConfig& c) const {
                " threads per block (__launch_bounds__, registers or the device maximum)");
     if (c.grid.y > 65535 || c.grid.z > 65535)
         refuse("grid.y and grid.z are limited to 65535");
+    if (stream_destroyed(c.stream))
+        refuse("the stream was destroyed");
     if (c.cluster.x != 0 && (c.cluster.y == 0 || c.cluster.z == 0 || c.grid.x % c.cluster.x ||
                              c.grid.y % c.cluster.y || c.grid.z % c.cluster.z))
         refuse("the grid " + c.grid.str() + " is not a whole number of clusters " +

@@ -70,6 +70,9 @@ class Function {
     [[nodiscard]] int attribute(CUfunction_attribute attr) const;
     /// The launch-bounds / register limit on threads per block.
     [[nodiscard]] int max_threads_per_block() const;
+    /// True when `config`'s block and shared memory are within this kernel's and its
+    /// device's limits (what a fallback tier is chosen by).
+    [[nodiscard]] bool fits(const LaunchConfig& config) const;
     /// Parameter (offset, size) pairs in bytes, from cuFuncGetParamInfo.
     [[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> param_layout() const;
 

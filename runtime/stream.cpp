@@ -1,6 +1,10 @@
 #include "runtime/stream.hpp"
 
+#include <atomic>
 #include <cstdio>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_set>
 #include <utility>
 
 namespace kjit {
@@ -10,10 +14,27 @@ void warn_if_failed(CUresult r, const char* call) noexcept {
     if (r != CUDA_SUCCESS)
         std::fprintf(stderr, "kjit: warning: %s: %s\n", call, describe(r).c_str());
 }
+// Handles of destroyed kjit streams (the driver may hand the same value out again: a new
+// Stream takes its handle off the list).
+std::atomic<std::size_t> g_destroyed_count{0};
+std::shared_mutex g_destroyed_mutex;
+std::unordered_set<CUstream> g_destroyed;
 } // namespace
+
+bool stream_destroyed(CUstream stream) {
+    if (g_destroyed_count.load(std::memory_order_relaxed) == 0 || stream == nullptr)
+        return false;
+    std::shared_lock lock(g_destroyed_mutex);
+    return g_destroyed.contains(stream);
+}
 
 Stream::Stream() {
     check(driver().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    if (g_destroyed_count.load(std::memory_order_relaxed) != 0) {
+        std::unique_lock lock(g_destroyed_mutex);
+        g_destroyed.erase(stream_);
+        g_destroyed_count.store(g_destroyed.size());
+    }
 }
 Stream::Stream(Stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)) {}
 Stream& Stream::operator=(Stream&& other) noexcept {
@@ -21,8 +42,12 @@ Stream& Stream::operator=(Stream&& other) noexcept {
     return *this;
 }
 Stream::~Stream() {
-    if (stream_)
-        warn_if_failed(driver().cuStreamDestroy(stream_), "cuStreamDestroy");
+    if (!stream_)
+        return;
+    warn_if_failed(driver().cuStreamDestroy(stream_), "cuStreamDestroy");
+    std::unique_lock lock(g_destroyed_mutex);
+    g_destroyed.insert(stream_);
+    g_destroyed_count.store(g_destroyed.size());
 }
 void Stream::synchronize() const {
     check(driver().cuStreamSynchronize(stream_), "cuStreamSynchronize");

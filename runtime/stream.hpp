@@ -20,6 +20,10 @@ class Stream {
     CUstream stream_ = nullptr;
 };
 
+/// True when `stream` is the handle of a kjit Stream that has been destroyed (launching on it
+/// would crash inside the driver). Costs one load while no Stream has been destroyed.
+bool stream_destroyed(CUstream stream);
+
 /// An owned CUDA event (timing enabled).
 class Event {
   public:

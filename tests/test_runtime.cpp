@@ -149,8 +149,8 @@ TEST_CASE("first-launch checks refuse bad launches with named causes and a good 
     CHECK(err.find("kernel=rms_norm_f32") != std::string::npos);
     // An int where a pointer is expected.
     err = launch_error([&] { f.launch(c, 0, w.ptr(), y.ptr(), rows, n, 1e-6f); });
-    CHECK(err.find("argument 0 is 4 bytes but the kernel's parameter 0 is 8 bytes") !=
-          std::string::npos);
+    CHECK(err.find("argument 0 is 4 bytes at offset 0 but the kernel's parameter 0 is 8 bytes at "
+                   "offset 0") != std::string::npos);
     // A block over __launch_bounds__(128).
     c.block.x = 256;
     err = launch_error([&] { f.launch(c, x.ptr(), w.ptr(), y.ptr(), rows, n, 1e-6f); });
@@ -204,6 +204,26 @@ TEST_CASE("the engine prepares from compile then memory then disk and launches")
                          doctest::Contains("no prepared kernel named 'nrom'"), NotFoundError);
     CHECK_THROWS_WITH_AS((void)engine.function("norm", "rms_norm_f64"),
                          doctest::Contains("has no entry point 'rms_norm_f64'"), NotFoundError);
+}
+
+TEST_CASE("a launch that does not fit a kernel's tier takes its declared fallback tier") {
+    KJIT_REQUIRE_DEVICE();
+    const Context ctx(Device::get(0));
+    test::TempDir cache_dir;
+    EngineOptions options;
+    options.cache.dir = cache_dir.path();
+    Engine engine(&ctx, options, SourceProvider());
+    const std::vector<KernelSpec> specs = {
+        {"narrow", "rms_norm", {{"RMS_BLOCK", "256"}}, "wide"},
+        {"wide", "rms_norm", {{"RMS_BLOCK", "1024"}}, ""}};
+    for (const auto& row : engine.prepare({}, specs))
+        REQUIRE_FALSE(row.error);
+    LaunchConfig c{{1, 1, 1}, {256, 1, 1}};
+    CHECK(engine.function_for("narrow", "rms_norm_f32", c).max_threads_per_block() == 256);
+    c.block.x = 1024; // over narrow's __launch_bounds__: its fallback launches instead
+    CHECK(engine.function_for("narrow", "rms_norm_f32", c).max_threads_per_block() == 1024);
+    c.smem_bytes = 1u << 22; // fits no tier: the last one is returned and its launch says why
+    CHECK(engine.function_for("narrow", "rms_norm_f32", c).max_threads_per_block() == 1024);
 }
 
 TEST_CASE("with a source override an edited kernel is picked up without a rebuild") {
