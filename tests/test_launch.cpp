@@ -210,6 +210,24 @@ TEST_CASE("geometry reports blocks per SM and waves and SM share and derives a g
     MESSAGE(g.str());
 }
 
+TEST_CASE("a kernel launches on every device of the host") {
+    KJIT_REQUIRE_DEVICE();
+    const int devices = Device::count();
+    MESSAGE(devices << " device(s)");
+    for (int d = 0; d < devices; ++d) {
+        const Context ctx(Device::get(d));
+        const Module m = load_test_kernels(ctx);
+        const Function produce = m.function("produce");
+        const int n = 1000;
+        DeviceBuffer buf(n * 4);
+        Stream s;
+        produce.launch({{8, 1, 1}, {128, 1, 1}, 0, s.handle()}, buf.ptr(), n, d);
+        s.synchronize();
+        const auto got = buf.to_vector<int>();
+        CHECK(got[999] == 999 * 3 + d);
+    }
+}
+
 TEST_CASE("the ledger records every launch with geometry and event time") {
     KJIT_REQUIRE_DEVICE();
     const Context ctx(Device::get(0));
