@@ -1,41 +1,129 @@
 // RMS normalization over the last axis: y[r, i] = x[r, i] / sqrt(mean_i(x[r, :]^2) + eps) * w[i]
 // for rows x n, fp32 or bf16 in and out, fp32 accumulation. One block per row (grid-stride
-// over rows). Thread t accumulates columns t, t + RMS_BLOCK, ... in order, then the block
-// reduces the partial sums with a fixed tree: the result depends on RMS_BLOCK and nothing else.
+// over rows).
+//
+// Numerics: the row is cut into chunks of 16 bytes (4 fp32 or 8 bf16 elements); chunk c adds
+// its squares, in order, into partial sum c mod RMS_WIDTH; the RMS_WIDTH partials are then
+// summed by a fixed butterfly tree. RMS_WIDTH is the reduction's width and part of the
+// numerics. RMS_BLOCK (threads) only decides which thread holds which partials, and the
+// 16-byte loads only how a chunk is read: every block width and both load paths give the
+// same bits. A wider RMS_WIDTH regroups the sum and changes them.
 #include "common.cuh"
 
 #ifndef RMS_BLOCK
-#define RMS_BLOCK 256 // threads per block; the reduction width, part of the numerics
+#define RMS_BLOCK 256 // threads per block; must divide RMS_WIDTH
+#endif
+#ifndef RMS_WIDTH
+#define RMS_WIDTH 1024 // partial sums of the reduction: part of the numerics; a multiple of 32
 #endif
 
+static_assert(RMS_WIDTH % RMS_BLOCK == 0, "RMS_BLOCK must divide RMS_WIDTH");
+static_assert(RMS_WIDTH % 32 == 0 && RMS_WIDTH <= 1024, "RMS_WIDTH: a multiple of 32, <= 1024");
+
+template <class T> struct Vec16; // 16 bytes of T
+template <> struct Vec16<float> {
+    float4 v;
+    static constexpr int kCount = 4;
+    __device__ __forceinline__ float get(int i) const {
+        return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+    }
+};
+template <> struct Vec16<bf16> {
+    uint4 v;
+    static constexpr int kCount = 8;
+    __device__ __forceinline__ float get(int i) const {
+        const unsigned word = i < 2 ? v.x : i < 4 ? v.y : i < 6 ? v.z : v.w;
+        return __uint_as_float((i & 1) ? (word & 0xffff0000u) : (word << 16));
+    }
+};
+
 template <class T>
-__device__ __forceinline__ void rms_norm_row(const T* __restrict__ x, const T* __restrict__ w,
-                                             T* __restrict__ y, int rows, int n, float eps) {
-    __shared__ float scratch[RMS_BLOCK / 32];
+__device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* __restrict__ w,
+                                              T* __restrict__ y, int rows, int n, float eps) {
+    constexpr int kChunk = Vec16<T>::kCount;
+    constexpr int kSlots = RMS_WIDTH / RMS_BLOCK; // partials per thread
+    __shared__ float scratch[RMS_WIDTH / 32];
+    __shared__ float total;
+    const int chunks = (n + kChunk - 1) / kChunk;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int row = blockIdx.x; row < rows; row += gridDim.x) {
         const T* xr = x + static_cast<long long>(row) * n;
         T* yr = y + static_cast<long long>(row) * n;
-        float sum = 0.0f;
-        for (int i = threadIdx.x; i < n; i += RMS_BLOCK) {
-            const float v = to_float(xr[i]);
-            sum = __fmaf_rn(v, v, sum);
+        // The 16-byte path needs whole, aligned chunks; otherwise read element by element in
+        // the same order (same bits, slower).
+        const bool vec = n % kChunk == 0 && (reinterpret_cast<size_t>(xr) & 15) == 0 &&
+                         (reinterpret_cast<size_t>(yr) & 15) == 0 &&
+                         (reinterpret_cast<size_t>(w) & 15) == 0;
+        float acc[kSlots];
+#pragma unroll
+        for (int s = 0; s < kSlots; ++s)
+            acc[s] = 0.0f;
+        int slot = 0;
+        for (int c = threadIdx.x; c < chunks; c += RMS_BLOCK) {
+            float a = 0.0f;
+#pragma unroll
+            for (int s = 0; s < kSlots; ++s)
+                a = s == slot ? acc[s] : a;
+            if (vec) {
+                const Vec16<T> v{reinterpret_cast<const decltype(Vec16<T>::v)*>(xr)[c]};
+#pragma unroll
+                for (int i = 0; i < kChunk; ++i)
+                    a = __fmaf_rn(v.get(i), v.get(i), a);
+            } else {
+                for (int i = c * kChunk; i < min(n, (c + 1) * kChunk); ++i) {
+                    const float v = to_float(xr[i]);
+                    a = __fmaf_rn(v, v, a);
+                }
+            }
+#pragma unroll
+            for (int s = 0; s < kSlots; ++s)
+                acc[s] = s == slot ? a : acc[s];
+            slot = slot + 1 == kSlots ? 0 : slot + 1;
         }
-        sum = block_sum<RMS_BLOCK>(sum, scratch);
+        // Partial j = threadIdx.x + s * RMS_BLOCK sits in lane j % 32 of "virtual warp" j / 32,
+        // exactly where a block of RMS_WIDTH threads would hold it.
+        __syncthreads(); // scratch and total may still be read for the previous row
+#pragma unroll
+        for (int s = 0; s < kSlots; ++s) {
+            const float v = warp_sum(acc[s]);
+            if (lane == 0)
+                scratch[warp + s * (RMS_BLOCK / 32)] = v;
+        }
+        __syncthreads();
+        if (warp == 0) {
+            const float v = warp_sum(lane < RMS_WIDTH / 32 ? scratch[lane] : 0.0f);
+            if (lane == 0)
+                total = v;
+        }
+        __syncthreads();
         // Exact division and square root: the scale is computed once per row.
-        const float inv = 1.0f / sqrtf(sum / static_cast<float>(n) + eps);
-        for (int i = threadIdx.x; i < n; i += RMS_BLOCK)
-            yr[i] = from_float<T>(__fmul_rn(__fmul_rn(to_float(xr[i]), inv), to_float(w[i])));
+        const float inv = 1.0f / sqrtf(total / static_cast<float>(n) + eps);
+        if (vec) {
+            using V = decltype(Vec16<T>::v);
+            for (int c = threadIdx.x; c < chunks; c += RMS_BLOCK) {
+                const Vec16<T> xv{reinterpret_cast<const V*>(xr)[c]};
+                const Vec16<T> wv{reinterpret_cast<const V*>(w)[c]};
+                T out[kChunk];
+#pragma unroll
+                for (int i = 0; i < kChunk; ++i)
+                    out[i] = from_float<T>(__fmul_rn(__fmul_rn(xv.get(i), inv), wv.get(i)));
+                reinterpret_cast<V*>(yr)[c] = *reinterpret_cast<const V*>(out);
+            }
+        } else {
+            for (int i = threadIdx.x; i < n; i += RMS_BLOCK)
+                yr[i] = from_float<T>(__fmul_rn(__fmul_rn(to_float(xr[i]), inv), to_float(w[i])));
+        }
     }
 }
 
 extern "C" __global__ void __launch_bounds__(RMS_BLOCK)
     rms_norm_f32(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
                  int rows, int n, float eps) {
-    rms_norm_row(x, w, y, rows, n, eps);
+    rms_norm_rows(x, w, y, rows, n, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(RMS_BLOCK)
     rms_norm_bf16(const bf16* __restrict__ x, const bf16* __restrict__ w, bf16* __restrict__ y,
                   int rows, int n, float eps) {
-    rms_norm_row(x, w, y, rows, n, eps);
+    rms_norm_rows(x, w, y, rows, n, eps);
 }

@@ -49,17 +49,19 @@ TEST_CASE("kjit audit compiles every embedded kernel for sm_90 and exits 0") {
 TEST_CASE("a kernel with a syntax error makes audit exit 1 with the kernel's own file:line") {
     kjit::test::TempDir dir;
     std::filesystem::copy(KJIT_SOURCE_DIR "/kernel_src", dir.path());
-    // Break line 20 of rms_norm.cu: drop the semicolon of the `float sum` declaration.
+    // Drop the semicolon that ends the scale's declaration in rms_norm.cu: NVRTC reports the
+    // missing ';' at the first token of the next line.
     std::ifstream in(dir.path() / "rms_norm.cu");
     std::vector<std::string> lines;
     for (std::string l; std::getline(in, l);)
         lines.push_back(l);
     in.close();
-    int broken = 0;
-    for (std::size_t i = 0; i < lines.size(); ++i)
-        if (contains(lines[i], "float sum = 0.0f;")) {
+    int broken = 0, column = 0;
+    for (std::size_t i = 0; i + 1 < lines.size(); ++i)
+        if (contains(lines[i], "const float inv = ")) {
             lines[i].pop_back();
-            broken = static_cast<int>(i) + 2; // NVRTC stops at the next line
+            broken = static_cast<int>(i) + 2;
+            column = static_cast<int>(lines[i + 1].find_first_not_of(' ')) + 1;
             break;
         }
     REQUIRE(broken > 0);
@@ -72,7 +74,7 @@ TEST_CASE("a kernel with a syntax error makes audit exit 1 with the kernel's own
     CHECK(r.code == 1);
     CHECK(contains(r.out, "FAIL  rms_norm"));
     CHECK(contains(r.out, (dir.path() / "rms_norm.cu").string() + ":" + std::to_string(broken) +
-                              ":9: error: expected a \";\""));
+                              ":" + std::to_string(column) + ": error: expected a \";\""));
     CHECK(std::regex_search(r.out, std::regex(R"(audit: \d+ compiled, [1-9]\d* failed)")));
 }
 
@@ -82,7 +84,7 @@ TEST_CASE("usage errors exit 2 with a message naming the cause") {
     CHECK(contains(r.out, "unknown verb 'frobnicate'"));
     r = run_kjit("compile rms_nrom");
     CHECK(r.code == 2);
-    CHECK(contains(r.out, "unknown kernel 'rms_nrom' (known kernels: rms_norm)"));
+    CHECK(contains(r.out, "unknown kernel 'rms_nrom' (known kernels: conv1d, delta_rule, rms_norm)"));
     r = run_kjit("compile");
     CHECK(r.code == 2);
     CHECK(contains(r.out, "kernel is required"));
@@ -210,12 +212,12 @@ TEST_CASE("kjit fresh names stale and new and missing sources and stale binaries
     CHECK(r.code == 0);
     CHECK(contains(r.out, "fresh: up to date"));
     std::ofstream(src / "rms_norm.cu", std::ios::app) << "// edited\n";
-    std::ofstream(src / "conv1d.cu") << "// new kernel\n";
+    std::ofstream(src / "scan.cu") << "// new kernel\n";
     std::filesystem::remove(src / "common.cuh");
     r = run_kjit("fresh --src " + src.string() + " --binary " + KJIT_BINARY);
     CHECK(r.code == 1);
     CHECK(contains(r.out, "stale    " + (src / "rms_norm.cu").string()));
-    CHECK(contains(r.out, "new      " + (src / "conv1d.cu").string()));
+    CHECK(contains(r.out, "new      " + (src / "scan.cu").string()));
     CHECK(contains(r.out, "missing  kernel_src/common.cuh"));
     CHECK(contains(r.out, std::string("stale    ") + KJIT_BINARY));
     CHECK(contains(r.out, "fresh: 5 stale"));
