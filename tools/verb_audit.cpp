@@ -1,6 +1,10 @@
 #include "tools/verbs.hpp"
 
+#include "tools/lint.hpp"
+
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -12,18 +16,53 @@ struct AuditArgs {
     CacheOptions cache;
     std::vector<std::string> archs{"sm_90"};
 };
+
+// One compile of the audit: a kernel with its defaults, or with a shape file's production set.
+struct AuditCompile {
+    std::string label; // the kernel, or the shape file's name for it
+    std::string defines;
+};
+
+// Runs `kjit fresh --src dir` itself, so that audit and fresh share one implementation.
+int run_fresh(const std::string& dir) {
+    CLI::App app;
+    const Action fresh = add_fresh(app);
+    const char* argv[] = {"kjit", "fresh", "--src", dir.c_str()};
+    app.parse(4, argv);
+    return fresh();
+}
 } // namespace
 
 int run_audit(const SourceOptions& sources, const std::vector<std::string>& archs,
               const CacheOptions& cache_options) {
     const SourceSet set = sources.load();
+    const std::string kernel_dir = sources.dir.empty() ? KJIT_DEFAULT_KERNEL_DIR : sources.dir;
+    std::error_code ec;
+    const bool have_dir = std::filesystem::is_directory(kernel_dir, ec);
+    std::vector<std::string> notes;
+    const std::vector<lint::Injection> injections =
+        have_dir ? lint::find_injections(kernel_dir, &notes) : std::vector<lint::Injection>{};
+
     std::vector<CompileRequest> requests;
-    for (const auto* k : set.kernels())
-        for (const auto& arch : archs) {
-            CompileRequest r{k->kernel_name(), {}};
-            r.options.arch = arch;
-            requests.push_back(std::move(r));
-        }
+    std::vector<AuditCompile> labels;
+    for (const auto* k : set.kernels()) {
+        std::vector<std::pair<std::string, std::map<std::string, std::string>>> sets{
+            {k->kernel_name(), {}}};
+        for (const auto& inj : injections)
+            if (inj.source == k->kernel_name() &&
+                std::none_of(sets.begin(), sets.end(),
+                             [&](const auto& s) { return s.second == inj.defines; }))
+                sets.emplace_back(inj.spec, inj.defines);
+        for (const auto& [label, defines] : sets)
+            for (const auto& arch : archs) {
+                CompileRequest r{k->kernel_name(), {}};
+                r.options.arch = arch;
+                r.options.defines = defines;
+                labels.push_back(
+                    {label, defines.empty() ? "(defaults)" : r.options.defines_text()});
+                requests.push_back(std::move(r));
+            }
+    }
     std::string arch_list;
     for (const auto& a : archs)
         arch_list += (arch_list.empty() ? "" : ",") + a;
@@ -31,6 +70,23 @@ int run_audit(const SourceOptions& sources, const std::vector<std::string>& arch
                 sources.describe().c_str(), nvrtc_version() / 1000, nvrtc_version() % 1000 / 10,
                 arch_list.c_str());
     std::fflush(stdout);
+
+    // Lint and freshness first: a stale binary or a cut macro explains a compile failure.
+    std::string why_not;
+    const auto clang = lint::Libclang::open({}, &why_not);
+    lint::LintReport report = lint::lint({&set, {}, injections, clang.get(), why_not});
+    report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
+    lint::print_report(report, false);
+    std::fflush(stdout);
+    int stale = kOk;
+    if (!sources.dir.empty())
+        std::printf("fresh: skipped (sources read from %s, not embedded)\n", sources.dir.c_str());
+    else if (!have_dir)
+        std::printf("fresh: skipped (no kernel directory at %s)\n", kernel_dir.c_str());
+    else
+        stale = run_fresh(kernel_dir);
+    std::fflush(stdout);
+
     CompileCache cache(cache_options.settings());
     const auto results = cache.get_all(set, requests, progress_line("compiling"));
     int failed = 0;
@@ -38,14 +94,15 @@ int run_audit(const SourceOptions& sources, const std::vector<std::string>& arch
         const auto& r = results[i];
         const std::string& arch = requests[i].options.arch;
         if (r.compiled) {
-            std::printf("  ok    %-16s %-7s %8.1f ms  cubin %6.1f KiB  hash %.12s  %s\n",
-                        r.compiled->kernel.c_str(), arch.c_str(), r.compiled->compile_ms,
+            std::printf("  ok    %-16s %-7s %8.1f ms  cubin %6.1f KiB  hash %.12s  %s%s\n",
+                        labels[i].label.c_str(), arch.c_str(), r.compiled->compile_ms,
                         r.compiled->cubin.size() / 1024.0, r.compiled->source_hash.hex().c_str(),
-                        r.origin == Origin::disk ? "(cached)" : "");
+                        labels[i].defines.c_str(), r.origin == Origin::disk ? " (cached)" : "");
             continue;
         }
         ++failed;
-        std::printf("  FAIL  %-16s %-7s\n", requests[i].kernel.c_str(), arch.c_str());
+        std::printf("  FAIL  %-16s %-7s %s\n", labels[i].label.c_str(), arch.c_str(),
+                    labels[i].defines.c_str());
         std::fflush(stdout);
         try {
             std::rethrow_exception(r.error);
@@ -59,13 +116,19 @@ int run_audit(const SourceOptions& sources, const std::vector<std::string>& arch
             std::cerr << "  " << e.what() << '\n';
         }
     }
-    std::printf("audit: %zu compiled, %d failed\n", results.size() - failed, failed);
-    return failed ? kFindings : kOk;
+    std::printf("audit: %zu compiled, %d failed; lint: %zu finding(s); fresh: %s\n",
+                results.size() - failed, failed, report.findings.size(),
+                stale != kOk                      ? "stale"
+                : sources.dir.empty() && have_dir ? "up to date"
+                                                  : "skipped");
+    return failed || !report.findings.empty() || stale != kOk ? kFindings : kOk;
 }
 
 Action add_audit(CLI::App& app) {
     auto args = std::make_shared<AuditArgs>();
-    auto* sub = app.add_subcommand("audit", "compile every kernel for each target arch (no GPU needed)");
+    auto* sub = app.add_subcommand(
+        "audit", "lint, check freshness, then compile every kernel with its defaults and with each "
+                 "production define set, for each target arch (no GPU needed)");
     args->sources.add_to(*sub);
     args->cache.add_to(*sub);
     sub->add_option("--arch", args->archs, "target architectures")->capture_default_str();

@@ -49,6 +49,8 @@ Action add_specialize(CLI::App& app);
 Action add_fresh(CLI::App& app);
 Action add_cache(CLI::App& app);
 Action add_compile_worker(CLI::App& app);
+Action add_lint(CLI::App& app);
+Action add_sig(CLI::App& app);
 Action add_ledger(CLI::App& app);
 
 } // namespace kjit::cli

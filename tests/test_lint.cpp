@@ -1,0 +1,340 @@
+#include "tests/support.hpp"
+#include "tools/lint.hpp"
+
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+namespace {
+using namespace kjit::lint;
+
+const std::filesystem::path kFixtures = KJIT_SOURCE_DIR "/tests/fixtures/lint";
+const std::filesystem::path kKernels = KJIT_SOURCE_DIR "/kernel_src";
+
+struct Run {
+    int code;
+    std::string out; // stdout and stderr together
+};
+
+Run run_kjit(const std::string& args) {
+    const std::string cmd = std::string(KJIT_BINARY) + " " + args + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    std::string out;
+    std::array<char, 4096> buf{};
+    while (std::size_t n = fread(buf.data(), 1, buf.size(), p))
+        out.append(buf.data(), n);
+    const int status = pclose(p);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+bool contains(const std::string& s, const std::string& part) {
+    return s.find(part) != std::string::npos;
+}
+
+std::string join_lines(const std::vector<std::string>& lines) {
+    std::string out;
+    for (const auto& l : lines)
+        out += l + "\n";
+    return out;
+}
+
+const Libclang* libclang() {
+    static std::string why_not;
+    static const std::unique_ptr<Libclang> lib = Libclang::open({}, &why_not);
+    if (!lib)
+        MESSAGE("libclang not found, clang rules not tested: " << why_not);
+    return lib.get();
+}
+
+bool needs_clang(const std::string& rule) {
+    const auto& r = rules();
+    return std::any_of(r.begin(), r.end(),
+                       [&](const Rule& x) { return x.id == rule && x.needs_clang; });
+}
+
+// Every `// expect: DIAGNOSTIC` line of the fixtures, as the full diagnostic: a location
+// without a file is the fixture's own, a file name is one beside it.
+std::vector<std::string> expected_diagnostics(const kjit::SourceSet& set, bool with_clang) {
+    std::vector<std::string> out;
+    for (const auto& f : set.files()) {
+        std::istringstream in(f.text);
+        int count = 0;
+        for (std::string line; std::getline(in, line);) {
+            const std::string marker = "// expect: ";
+            if (!line.starts_with(marker))
+                continue;
+            ++count;
+            std::string d = line.substr(marker.size());
+            const std::string rule = d.substr(d.rfind('[') + 1, 5);
+            if (!with_clang && needs_clang(rule))
+                continue;
+            out.push_back(std::isdigit(static_cast<unsigned char>(d[0]))
+                              ? f.path + ":" + d
+                              : (kFixtures / d.substr(0, d.find(':'))).string() +
+                                    d.substr(d.find(':')));
+        }
+        INFO(f.path);
+        CHECK(count > 0);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+LintReport lint_dir(const std::filesystem::path& dir, const Libclang* clang) {
+    const kjit::SourceSet set = kjit::SourceSet::from_directory(dir);
+    return lint({&set, {}, find_injections(dir), clang, "not loaded"});
+}
+
+std::vector<std::string> formatted(const LintReport& report) {
+    std::vector<std::string> out;
+    for (const auto& f : report.findings)
+        out.push_back(f.format());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::vector<Finding> lint_string(const std::string& text) {
+    kjit::SourceSet set;
+    kjit::SourceFile f{"k.cu", "k.cu", text, {}, 0};
+    set.add(f);
+    return lint_text(f, set);
+}
+
+void write(const std::filesystem::path& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+}
+} // namespace
+
+TEST_SUITE("lint") {
+
+    TEST_CASE("every lint fixture produces exactly the diagnostics it expects") {
+        const Libclang* clang = libclang();
+        const kjit::SourceSet set = kjit::SourceSet::from_directory(kFixtures);
+        const auto want = expected_diagnostics(set, clang != nullptr);
+        const auto got = formatted(lint_dir(kFixtures, clang));
+        INFO("expected:\n" << join_lines(want) << "got:\n" << join_lines(got));
+        CHECK(want.size() >= 10);
+        CHECK(got == want);
+    }
+
+    TEST_CASE("kernel_src produces no lint findings and lints in well under a few seconds") {
+        const auto start = std::chrono::steady_clock::now();
+        const LintReport report = lint_dir(kKernels, libclang());
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        INFO(join_lines(formatted(report)));
+        CHECK(report.findings.empty());
+        CHECK(report.files >= 2);
+        CHECK(s < 3.0);
+    }
+
+    TEST_CASE("kjit lint exits 0 on kernel_src and 1 with compiler-format lines on the fixtures") {
+        Run r = run_kjit("lint");
+        INFO(r.out);
+        CHECK(r.code == 0);
+        CHECK(contains(r.out, "0 error(s), 0 warning(s)"));
+        r = run_kjit("lint --embedded");
+        CHECK(r.code == 0);
+        r = run_kjit("lint " + kFixtures.string());
+        CHECK(r.code == 1);
+        CHECK(contains(r.out, (kFixtures / "kj001_cut_define.cu").string() +
+                                  ":8:5: error: this line ends with '\\'"));
+        CHECK(
+            contains(r.out, (kFixtures / "kj002_unread_define.toml").string() + ":8:13: error: "));
+        CHECK(contains(r.out, "did you mean BLOCK_ROWS? [KJ002]"));
+        CHECK(contains(r.out, "warning: default CHUNK=64"));
+        CHECK(contains(r.out, "lint: 10 file(s), 9 error(s), 1 warning(s)"));
+        // One file: its directory's headers resolve, its shape files apply.
+        r = run_kjit("lint " + (kFixtures / "kj004_default_differs.cu").string());
+        CHECK(r.code == 1);
+        CHECK(contains(r.out, "lint: 1 file(s), 0 error(s), 1 warning(s)"));
+    }
+
+    TEST_CASE("the text rules run without libclang and the clang rules say they were skipped") {
+        const Run r = run_kjit("lint --libclang /nonexistent/libclang.so.1 " + kFixtures.string());
+        INFO(r.out);
+        CHECK(r.code == 1);
+        CHECK(contains(r.out,
+                       "kjit lint: note: clang rules (KJ002, KJ003, KJ004) skipped: cannot use "
+                       "libclang: /nonexistent/libclang.so.1"));
+        CHECK(contains(r.out, "[KJ001]"));
+        CHECK(contains(r.out, "[KJ005]"));
+        CHECK_FALSE(contains(r.out, "[KJ002]"));
+        CHECK(contains(r.out, "lint: 10 file(s), 7 error(s), 0 warning(s)"));
+        CHECK(run_kjit("lint --libclang /nonexistent/libclang.so.1").code == 0);
+    }
+
+    TEST_CASE("kjit lint --json prints an array of path line column severity rule and message") {
+        Run r = run_kjit("lint --json " + (kFixtures / "kj004_default_differs.cu").string());
+        INFO(r.out);
+        CHECK(r.code == 1);
+        CHECK(contains(r.out,
+                       "[\n {\"path\": \"" + (kFixtures / "kj004_default_differs.cu").string() +
+                           "\", \"line\": 6, \"column\": 9, \"severity\": \"warning\", "
+                           "\"rule\": \"KJ004\", \"message\": \"default CHUNK=64 matches no "));
+        CHECK(contains(r.out, "}\n]\n"));
+        r = run_kjit("lint --json");
+        CHECK(r.code == 0);
+        CHECK(r.out == "[]\n");
+    }
+
+    TEST_CASE("kjit lint --rules lists every rule with its doc") {
+        const Run r = run_kjit("lint --rules");
+        CHECK(r.code == 0);
+        for (const auto& rule : rules()) {
+            CHECK(contains(r.out, std::string(rule.id) + "  "));
+            CHECK(contains(r.out, std::string(rule.doc)));
+        }
+    }
+
+    TEST_CASE("kjit lint usage errors exit 2") {
+        Run r = run_kjit("lint /nonexistent/k.cu");
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, "/nonexistent/k.cu: error: no such file or directory"));
+        r = run_kjit("lint --embedded " + (kKernels / "rms_norm.cu").string());
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, "--embedded takes no FILES"));
+        r = run_kjit("lint " + (kKernels / "model.toml").string());
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, "not a kernel source"));
+        kjit::test::TempDir dir;
+        write(dir.path() / "bad.toml", "[[kernel]]\nname = \"x\"\ndefines = { A = \"${nope}\" }\n");
+        r = run_kjit("lint --shape " + (dir.path() / "bad.toml").string());
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, "names shape entry 'nope', which the shape lacks"));
+    }
+
+    TEST_CASE("a define read through another macro or only tested counts as read") {
+        const Libclang* clang = libclang();
+        if (!clang)
+            return;
+        kjit::test::TempDir dir;
+        write(dir.path() / "tile.cuh", "#pragma once\n#define SMEM_FLOATS (TILE * 4)\n");
+        // TILE has no default: the engine always injects it, and only SMEM_FLOATS reads it.
+        write(dir.path() / "k.cu", "#include \"tile.cuh\"\n"
+                                   "#ifdef FAST_EXP\n#define EXP __expf\n#endif\n"
+                                   "extern \"C\" __global__ void k(float* y) {\n"
+                                   "    __shared__ float s[SMEM_FLOATS];\n    y[0] = s[0];\n}\n");
+        write(dir.path() / "shape.toml",
+              "[[kernel]]\nname = \"k\"\ndefines = { TILE = 32, FAST_EXP = 1 }\n"
+              "[[kernel]]\nname = \"k_wide\"\nsource = \"k\"\n"
+              "defines = { TILE = 64, FAST_EXPO = 1 }\n");
+        const auto got = formatted(lint_dir(dir.path(), clang));
+        INFO(join_lines(got));
+        REQUIRE(got.size() == 1);
+        CHECK(contains(got[0],
+                       "shape.toml:7:24: error: FAST_EXPO=1 is injected into kernel 'k_wide'"));
+        CHECK(contains(got[0], "did you mean FAST_EXP? [KJ002]"));
+    }
+
+    TEST_CASE("a knob default that matches one production value is not flagged") {
+        const Libclang* clang = libclang();
+        if (!clang)
+            return;
+        kjit::test::TempDir dir;
+        write(dir.path() / "k.cu",
+              "#ifndef BLOCK\n#define BLOCK 0x100u\n#endif\n"
+              "#if BLOCK > 128 && defined(BLOCK)\n#endif\n"
+              "#if defined(OPTIONAL_KNOB) && OPTIONAL_KNOB > 2\n#endif\n"
+              "extern \"C\" __global__ void __launch_bounds__(BLOCK) k() {}\n");
+        write(dir.path() / "shape.toml", "[[kernel]]\nname = \"k\"\ndefines = { BLOCK = 1024 }\n"
+                                         "[[kernel]]\nname = \"k_small\"\nsource = \"k\"\n"
+                                         "defines = { BLOCK = 256 }\n");
+        CHECK(lint_dir(dir.path(), clang).findings.empty());
+        write(dir.path() / "shape.toml", "[[kernel]]\nname = \"k\"\ndefines = { BLOCK = 1024 }\n");
+        const auto got = formatted(lint_dir(dir.path(), clang));
+        REQUIRE(got.size() == 1);
+        CHECK(contains(got[0],
+                       "k.cu:2:9: warning: default BLOCK=0x100u matches no production value "
+                       "(1024 for kernel 'k' in shape.toml)"));
+    }
+
+    TEST_CASE("well-formed continuations and comments and CRLF endings are not findings") {
+        CHECK(lint_string("#define A(x) \\\n    (x) + \\\n    1\n#define B 2 \\\n  + 3\nint y;\n")
+                  .empty());
+        CHECK(lint_string("#define A(x) \\\r\n    (x)\r\nint y;\r\n").empty());
+        CHECK(lint_string("// a comment ending in a backslash \\   \nint y;\n").empty());
+        CHECK(lint_string("/* ascii art \\  \n  \\ */\nint y;\n").empty());
+        CHECK(lint_string("#define A 1\n#define B(x) \\\n  x\n").empty());
+        CHECK(
+            lint_string("#if defined(__CUDACC_RTC__)\n#else\n#include <cstdio>\n#endif\n").empty());
+        const auto f = lint_string("#define A 1\nint x = 2; \\\nint y;\n");
+        REQUIRE(f.size() == 1);
+        CHECK(f[0].format() ==
+              "k.cu:2:1: error: this line ends with '\\' but the #define of A (line 1) "
+              "ended on line 1: missing '\\' there; the rest of the body is top-level "
+              "code [KJ001]");
+        const auto g = lint_string("#if A\n#else\n#elif B\n#else\n#endif\n#endif\n");
+        REQUIRE(g.size() == 3);
+        CHECK(g[0].message == "#elif after #else");
+        CHECK(g[1].message == "#else after #else");
+        CHECK(g[2].message == "#endif without #if");
+    }
+
+    TEST_CASE("the scanner keeps physical positions across splices and comments") {
+        const auto s =
+            scan("/* c */ # define X \\\n  1 /* two\nlines */ + 2\nint a;\n  #  if X\n#endif");
+        REQUIRE(s.directives.size() == 3);
+        CHECK(s.directives[0].name == "define");
+        CHECK(s.directives[0].end_line == 3);
+        REQUIRE(s.directives[0].args.size() == 4);
+        CHECK(s.directives[0].args[1].text == "1");
+        CHECK(s.directives[0].args[1].line == 2);
+        CHECK(s.directives[0].args[1].column == 3);
+        CHECK(s.directives[1].name == "if");
+        CHECK(s.directives[1].column == 3);
+        CHECK(s.directives[2].end_line == 6);
+        CHECK(s.comments.size() == 2);
+    }
+
+    TEST_CASE("evaluate expands object-like macros and refuses what is not an integer constant") {
+        const MacroTable macros{{"RMS_BLOCK", {"256"}},
+                                {"WARPS", {"(", "RMS_BLOCK", "/", "32", ")"}},
+                                {"SELF", {"SELF", "+", "1"}}};
+        CHECK(evaluate(tokenize("WARPS * 2 + (1 << 3) - 0x10"), macros) == 8);
+        CHECK(evaluate(tokenize("RMS_BLOCK >= 256 ? 1 : 0"), macros) == 1);
+        CHECK(evaluate(tokenize("256u"), {}) == 256);
+        CHECK_FALSE(evaluate(tokenize("SELF"), macros));
+        CHECK_FALSE(evaluate(tokenize("1 / 0"), {}));
+        CHECK_FALSE(evaluate(tokenize("1.0f"), {}));
+        CHECK_FALSE(evaluate(tokenize("UNKNOWN"), {}));
+        CHECK_FALSE(evaluate(tokenize("(1"), {}));
+    }
+
+    TEST_CASE("nearest suggests the closest name and nothing when none is close") {
+        CHECK(nearest("RMS_BLCK", {"RMS_BLOCK", "RMS_EPS"}) == "RMS_BLOCK");
+        CHECK(nearest("BLOCK_ROW", {"BLOCK_COLS", "BLOCK_ROWS"}) == "BLOCK_ROWS");
+        CHECK(nearest("T_SPLIT", {"MAX_DSTATE"}).empty());
+    }
+
+    TEST_CASE("kjit sig lists entry points with parameter types and sizes and launch bounds") {
+        const std::string file = (kKernels / "rms_norm.cu").string();
+        Run r = run_kjit("sig " + file);
+        INFO(r.out);
+        if (contains(r.out, "needs libclang"))
+            return;
+        CHECK(r.code == 0);
+        CHECK(contains(r.out, file + ":"));
+        CHECK(contains(
+            r.out, ": rms_norm_f32  __launch_bounds__(RMS_BLOCK=256)  6 parameter(s), 36 bytes"));
+        CHECK(contains(r.out, "const bf16 *__restrict"));
+        CHECK(contains(r.out, "eps"));
+        r = run_kjit("sig --embedded -D RMS_BLOCK=1024");
+        CHECK(contains(r.out, "kernel_src/rms_norm.cu:"));
+        CHECK(contains(r.out, "__launch_bounds__(RMS_BLOCK=1024)"));
+        r = run_kjit("sig --json " + file);
+        CHECK(contains(r.out, "\"name\": \"rms_norm_f32\""));
+        CHECK(contains(r.out, "\"launch_bounds\": [{\"text\": \"RMS_BLOCK\", \"value\": 256}]"));
+        CHECK(contains(r.out, "{\"name\": \"eps\", \"type\": \"float\", \"size\": 4, \"align\": 4, "
+                              "\"offset\": 32}"));
+        CHECK(run_kjit("sig --libclang /nonexistent/libclang.so.1").code == 2);
+    }
+
+} // TEST_SUITE

@@ -1,0 +1,72 @@
+#include "tools/lint.hpp"
+#include "tools/verbs.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+namespace kjit::cli {
+
+namespace {
+struct LintArgs {
+    std::vector<std::string> files;
+    std::vector<std::string> shapes;
+    std::string libclang;
+    bool embedded = false;
+    bool json = false;
+    bool rules = false;
+};
+
+int print_rules() {
+    for (const auto& r : lint::rules())
+        std::printf("%s  %-7s  %-5s  %s\n", std::string(r.id).c_str(),
+                    r.severity == lint::Severity::error ? "error" : "warning",
+                    r.needs_clang ? "clang" : "text", std::string(r.doc).c_str());
+    return kOk;
+}
+
+int run_lint(const LintArgs& args) {
+    if (args.rules)
+        return print_rules();
+    auto groups = lint::source_groups(args.files, args.embedded, KJIT_DEFAULT_KERNEL_DIR);
+    std::vector<lint::Injection> explicit_injections;
+    for (const auto& s : args.shapes) {
+        auto injs = lint::load_injections(s);
+        explicit_injections.insert(explicit_injections.end(), injs.begin(), injs.end());
+    }
+    std::string why_not;
+    const auto clang = lint::Libclang::open(args.libclang, &why_not);
+    lint::LintReport all;
+    for (const auto& g : groups) {
+        lint::LintRequest request{&g.sources, g.targets, explicit_injections, clang.get(), why_not};
+        if (args.shapes.empty() && !g.dir.empty())
+            request.injections = lint::find_injections(g.dir, &all.notes);
+        auto report = lint::lint(request);
+        all.files += report.files;
+        all.findings.insert(all.findings.end(), report.findings.begin(), report.findings.end());
+        for (auto& n : report.notes)
+            if (std::find(all.notes.begin(), all.notes.end(), n) == all.notes.end())
+                all.notes.push_back(std::move(n));
+    }
+    lint::print_report(all, args.json);
+    return all.findings.empty() ? kOk : kFindings;
+}
+} // namespace
+
+Action add_lint(CLI::App& app) {
+    auto args = std::make_shared<LintArgs>();
+    auto* sub = app.add_subcommand(
+        "lint", "find kernel source errors NVRTC reports far from their cause, or not at all");
+    sub->add_option("files", args->files,
+                    "kernel sources or directories (default: " KJIT_DEFAULT_KERNEL_DIR ")");
+    sub->add_flag("--embedded", args->embedded, "lint the copies embedded in this binary");
+    sub->add_option("--shape", args->shapes,
+                    "shape files whose injected defines are checked (default: every shape "
+                    "file beside the sources)");
+    sub->add_flag("--json", args->json, "print the findings as a JSON array");
+    sub->add_flag("--rules", args->rules, "list the rules and exit");
+    sub->add_option("--libclang", args->libclang, "the libclang library to open (default: search)");
+    return [args] { return run_lint(*args); };
+}
+
+} // namespace kjit::cli
