@@ -2,6 +2,7 @@
 
 #include "runtime/buffer.hpp"
 #include "runtime/stream.hpp"
+#include "tuning/kernel_cases.hpp"
 #include "tuning/numeric.hpp"
 
 namespace kjit {
@@ -18,7 +19,7 @@ std::vector<RmsNormCase> default_rms_norm_cases() {
 
 KernelSpec rms_norm_spec(const RmsNormCase& c) {
     const std::string block = std::to_string(c.block);
-    return {"rms_norm/RMS_BLOCK=" + block, "rms_norm", {{"RMS_BLOCK", block}}};
+    return {"rms_norm/RMS_BLOCK=" + block, "rms_norm", {{"RMS_BLOCK", block}}, ""};
 }
 
 CheckResult check_rms_norm(Engine& engine, const RmsNormCase& c, std::uint64_t seed) {
@@ -51,11 +52,9 @@ CheckResult check_rms_norm(Engine& engine, const RmsNormCase& c, std::uint64_t s
     dy.fill_bytes(0xff); // NaN in both types: an unwritten element fails the comparison
 
     Stream stream;
-    LaunchConfig config;
-    config.grid.x = static_cast<unsigned>(c.rows);
-    config.block.x = static_cast<unsigned>(c.block);
-    config.stream = stream.handle();
-    fn.launch(config, dx.ptr(), dw.ptr(), dy.ptr(), c.rows, c.n, c.eps);
+    const LaunchConfig config =
+        launch_rms_norm(fn, static_cast<unsigned>(c.block), dx.ptr(), dw.ptr(), dy.ptr(), c.rows,
+                        c.n, c.eps, stream.handle());
     stream.synchronize();
 
     if (c.bf16) {

@@ -1,0 +1,198 @@
+#include "tuning/bench.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <utility>
+
+namespace kjit {
+
+Stats Stats::of(std::span<const double> samples) {
+    if (samples.empty())
+        throw Error("statistics of no samples");
+    Stats s;
+    s.samples.assign(samples.begin(), samples.end());
+    std::vector<double> sorted = s.samples;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    s.min = sorted.front();
+    s.max = sorted.back();
+    s.median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    s.mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(n);
+    double sq = 0;
+    for (double v : sorted)
+        sq += (v - s.mean) * (v - s.mean);
+    s.stddev = n > 1 ? std::sqrt(sq / static_cast<double>(n - 1)) : 0.0;
+    return s;
+}
+
+double Stats::relative_spread() const {
+    return mean != 0 ? stddev / mean : 0.0;
+}
+
+std::string Stats::summary(const std::string& unit) const {
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "min %.4f median %.4f mean %.4f max %.4f stddev %.4f %s (spread %.1f%%)", min,
+                  median, mean, max, stddev, unit.c_str(), 100 * relative_spread());
+    return buf;
+}
+
+std::string Stats::samples_text(int digits) const {
+    std::string out;
+    char buf[64];
+    for (double v : samples) {
+        std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+        out += (out.empty() ? "" : " ") + std::string(buf);
+    }
+    return out;
+}
+
+std::string Provenance::text() const {
+    return "gpu=" + gpu + " (" + arch + ") defines=" + defines + " tier=" + tier +
+           " src=" + source_hash;
+}
+
+namespace {
+
+/// Owns a captured graph and its executable form.
+class Graph {
+  public:
+    Graph() = default;
+    Graph(Graph&& other) noexcept
+        : graph_(std::exchange(other.graph_, nullptr)), exec_(std::exchange(other.exec_, nullptr)) {
+    }
+    Graph& operator=(Graph&&) = delete;
+    Graph(const Graph&) = delete;
+    Graph& operator=(const Graph&) = delete;
+    ~Graph() {
+        if (exec_)
+            if (const CUresult r = driver().cuGraphExecDestroy(exec_); r != CUDA_SUCCESS)
+                std::fprintf(stderr, "kjit: warning: cuGraphExecDestroy: %s\n",
+                             describe(r).c_str());
+        if (graph_)
+            if (const CUresult r = driver().cuGraphDestroy(graph_); r != CUDA_SUCCESS)
+                std::fprintf(stderr, "kjit: warning: cuGraphDestroy: %s\n", describe(r).c_str());
+    }
+
+    /// Captures what `launch` enqueues on `stream` (nothing runs) and instantiates it.
+    static Graph capture(const LaunchSequence& launch, CUstream stream) {
+        Graph g;
+        check(driver().cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+              "cuStreamBeginCapture");
+        try {
+            launch(stream);
+        } catch (...) {
+            // End the capture so the stream is usable again; the launch's error is the news.
+            CUgraph partial = nullptr;
+            driver().cuStreamEndCapture(stream, &partial);
+            if (partial)
+                driver().cuGraphDestroy(partial);
+            throw;
+        }
+        check(driver().cuStreamEndCapture(stream, &g.graph_), "cuStreamEndCapture");
+        check(driver().cuGraphInstantiateWithFlags(&g.exec_, g.graph_, 0),
+              "cuGraphInstantiateWithFlags");
+        return g;
+    }
+    void launch(CUstream stream) const {
+        check(driver().cuGraphLaunch(exec_, stream), "cuGraphLaunch");
+    }
+
+  private:
+    CUgraph graph_ = nullptr;
+    CUgraphExec exec_ = nullptr;
+};
+
+} // namespace
+
+Bench::Bench(const Device& device, BenchOptions options) : options_(std::move(options)) {
+    if (options_.warmup < 0 || options_.reps < 1 || options_.input_sets < 1)
+        throw ConfigError("bench needs warmup >= 0, reps >= 1 and input sets >= 1 (got warmup " +
+                          std::to_string(options_.warmup) + ", reps " +
+                          std::to_string(options_.reps) + ", input sets " +
+                          std::to_string(options_.input_sets) + ")");
+    if (options_.flush_l2) {
+        const auto l2 =
+            static_cast<std::size_t>(device.attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE));
+        // Twice the L2 and at least 64 MiB: enough to evict every line whatever the policy.
+        flush_ = DeviceBuffer(std::max<std::size_t>(2 * l2, std::size_t{64} << 20));
+    }
+}
+
+std::string Bench::describe() const {
+    return "warmup " + std::to_string(options_.warmup) + ", reps " + std::to_string(options_.reps) +
+           ", l2 flush " +
+           (options_.flush_l2 ? std::to_string(flush_.bytes() >> 20) + " MiB"
+                              : std::string("off")) +
+           ", graph " + (options_.graph ? "on" : "off") + ", input sets " +
+           std::to_string(options_.input_sets);
+}
+
+void Bench::before_rep(int rep) {
+    if (options_.select_inputs && !options_.graph)
+        options_.select_inputs(rep % options_.input_sets);
+    if (options_.flush_l2)
+        check(driver().cuMemsetD8Async(flush_.ptr(), static_cast<unsigned char>(rep),
+                                       flush_.bytes(), stream_.handle()),
+              "cuMemsetD8Async", "L2 flush");
+}
+
+Stats Bench::run(const LaunchSequence& launch) {
+    return options_.graph ? run_graph(launch) : run_direct(launch);
+}
+
+Stats Bench::run_direct(const LaunchSequence& launch) {
+    const CUstream s = stream_.handle();
+    for (int w = 0; w < options_.warmup; ++w) {
+        before_rep(w);
+        launch(s);
+    }
+    // Every event is recorded before the first is read: no host round trip between reps.
+    std::vector<Event> start(options_.reps), end(options_.reps);
+    for (int r = 0; r < options_.reps; ++r) {
+        before_rep(options_.warmup + r);
+        start[r].record(s);
+        launch(s);
+        end[r].record(s);
+    }
+    stream_.synchronize();
+    std::vector<double> ms(options_.reps);
+    for (int r = 0; r < options_.reps; ++r)
+        ms[r] = Event::elapsed_ms(start[r], end[r]);
+    return Stats::of(ms);
+}
+
+Stats Bench::run_graph(const LaunchSequence& launch) {
+    const CUstream s = stream_.handle();
+    // A graph bakes in its kernel arguments: one graph per input set.
+    std::vector<Graph> graphs;
+    for (int set = 0; set < options_.input_sets; ++set) {
+        if (options_.select_inputs)
+            options_.select_inputs(set);
+        graphs.push_back(Graph::capture(launch, s));
+    }
+    const auto set_of = [&](int rep) {
+        return static_cast<std::size_t>(rep % options_.input_sets);
+    };
+    for (int w = 0; w < options_.warmup; ++w) {
+        before_rep(w);
+        graphs[set_of(w)].launch(s);
+    }
+    std::vector<Event> start(options_.reps), end(options_.reps);
+    for (int r = 0; r < options_.reps; ++r) {
+        const int rep = options_.warmup + r;
+        before_rep(rep);
+        start[r].record(s);
+        graphs[set_of(rep)].launch(s);
+        end[r].record(s);
+    }
+    stream_.synchronize();
+    std::vector<double> ms(options_.reps);
+    for (int r = 0; r < options_.reps; ++r)
+        ms[r] = Event::elapsed_ms(start[r], end[r]);
+    return Stats::of(ms);
+}
+
+} // namespace kjit

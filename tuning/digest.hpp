@@ -1,0 +1,119 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kjit {
+
+/// The element type of a kernel's input or output buffer.
+enum class DType { f32, bf16 };
+
+/// "f32" or "bf16".
+std::string_view dtype_name(DType dtype);
+/// The dtype named `name`; ConfigError naming the known ones otherwise.
+DType parse_dtype(std::string_view name);
+/// Bytes per element.
+std::size_t dtype_size(DType dtype);
+
+/// The canary an output is filled with before a launch: a signalling NaN (f32 0xffa5a5a5,
+/// bf16 0xffa5), which no arithmetic or rounding produces, so any element still holding it
+/// was never written.
+std::uint32_t canary_bits(DType dtype);
+
+/// A buffer's contents on the host, with what it is.
+struct HostBuffer {
+    std::string name;
+    DType dtype = DType::f32;
+    std::size_t count = 0; ///< elements
+    std::vector<std::byte> bytes;
+};
+
+/// `count` elements of `dtype` all holding the canary.
+HostBuffer canary_buffer(std::string name, DType dtype, std::size_t count);
+
+/// `count` elements of generator values uniform(seed, i) (tuning/numeric.hpp), rounded to
+/// `dtype`: the same bits on every machine and every run.
+HostBuffer generated_buffer(std::string name, DType dtype, std::size_t count, std::uint64_t seed);
+
+/// Element `index` as "value (0xbits)": "0.123456791 (0x3dfcd6ea)".
+std::string format_element(const HostBuffer& buffer, std::size_t index);
+
+/// xxh3-64 of the buffer's bytes.
+std::uint64_t digest(const HostBuffer& buffer);
+/// 16 lowercase hex digits.
+std::string digest_hex(std::uint64_t digest);
+/// The value of exactly 16 hex digits, or nothing.
+std::optional<std::uint64_t> parse_digest_hex(std::string_view text);
+
+/// Elements still holding the canary after a launch.
+struct Unwritten {
+    std::size_t count = 0;
+    std::size_t first = 0; ///< index of the first one (when count > 0)
+};
+
+/// The elements of `buffer` that hold the canary.
+Unwritten find_unwritten(const HostBuffer& buffer);
+
+/// Where two buffers of the same shape first differ, compared bit for bit.
+struct Difference {
+    std::size_t index = 0; ///< the first differing element
+    std::size_t count = 0; ///< how many elements differ
+    std::string reference; ///< format_element of the reference at index
+    std::string actual;
+};
+
+/// The first element where `actual` differs from `reference` (bit for bit), or nothing when
+/// they are identical; Error when their dtypes or counts differ.
+std::optional<Difference> first_difference(const HostBuffer& reference, const HostBuffer& actual);
+
+/// The recorded digest of one output buffer.
+struct OutputDigest {
+    std::string name;
+    DType dtype = DType::f32;
+    std::uint64_t count = 0;
+    std::uint64_t digest = 0;
+    friend bool operator==(const OutputDigest&, const OutputDigest&) = default;
+};
+
+/// One recorded case: a shape and dtype, the defines it ran with, a digest per output.
+struct BaselineCase {
+    std::string shape; ///< "rows=1,n=7168", keys in the kernel's order
+    DType dtype = DType::f32;
+    std::map<std::string, std::string> defines;
+    std::string gpu, arch, tier, source_hash; ///< what produced the digests
+    std::vector<OutputDigest> outputs;
+    int line = 0, column = 0; ///< where the case starts in its file (0 when built in memory)
+    /// Equal recorded content (the file position is not compared).
+    [[nodiscard]] bool same_record(const BaselineCase& other) const;
+};
+
+/// A kernel's digest baseline file (TOML): per case, the digests of every output buffer.
+struct Baseline {
+    std::string kernel;
+    std::uint64_t seed = 1; ///< generator seed of the inputs
+    std::vector<BaselineCase> cases;
+    std::string file; ///< where it was loaded from (errors name it)
+
+    /// Reads `path`; ConfigError at file:line:col for a syntax error, an unknown key, a wrong
+    /// type, a missing key, a bad digest or a duplicate case.
+    static Baseline load(const std::filesystem::path& path);
+    /// load() on text in memory; `file` is the name errors show.
+    static Baseline parse(std::string_view text, const std::string& file);
+    /// The TOML text load() reads back to an equal baseline.
+    [[nodiscard]] std::string to_toml() const;
+    /// Writes to_toml() to a temporary file beside `path`, then renames it over `path`.
+    void save(const std::filesystem::path& path) const;
+    /// The case of `shape` and `dtype`, or nullptr.
+    [[nodiscard]] const BaselineCase* find(std::string_view shape, DType dtype) const;
+    /// Replaces the case of the same shape and dtype, or appends it.
+    void put(BaselineCase c);
+};
+
+} // namespace kjit
