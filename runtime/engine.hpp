@@ -32,7 +32,7 @@ struct KernelSpec {
     std::map<std::string, std::string> defines;
     /// Another spec's name: the tier to launch when this one's tile does not fit (lose the
     /// speedup, never the launch). See Engine::function_for.
-    std::string fallback;
+    std::string fallback{};
 };
 
 /// A shape file: `[shape]` with integers, and `[[kernel]]` tables with name, source, defines.

@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
         // Every verb starts as an engine does: a misspelled or malformed KJIT_* variable is an
         // error, not a silently ignored setting (`kjit env` reports them itself).
         if (verb != "env" && verb != "compile-worker")
-            kjit::builtin_flags().resolve();
+            (void)kjit::builtin_flags().resolve();
         return actions.at(verb)();
     } catch (const kjit::FlagError& e) {
         for (const auto& d : e.diagnostics)
