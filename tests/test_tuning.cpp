@@ -64,16 +64,15 @@ TEST_CASE("rms_norm matches the float64 reference on fresh random inputs in fp32
     EngineOptions options;
     options.cache.dir = cache_dir.path();
     Engine engine(&ctx, options, SourceProvider());
-    std::vector<KernelSpec> specs;
-    for (const auto& c : default_rms_norm_cases())
-        specs.push_back(rms_norm_spec(c));
-    for (const auto& row : engine.prepare({}, specs))
+    std::vector<CheckCase> cases = default_check_cases();
+    std::erase_if(cases, [](const CheckCase& c) { return c.kernel != "rms_norm"; });
+    for (const auto& row : engine.prepare({}, check_specs(cases)))
         REQUIRE_FALSE(row.error);
-    for (const auto& c : default_rms_norm_cases()) {
-        const CheckResult r = check_rms_norm(engine, c, seed);
+    for (const auto& c : cases) {
+        const CheckResult r = run_check_case(engine, c, seed);
         INFO(r.entry << " " << r.shape << " " << r.defines << " seed " << seed);
-        CHECK(r.error <= r.tolerance);
-        MESSAGE(r.entry << " " << r.shape << " " << r.defines << " rel L2 " << r.error);
+        CHECK(r.passed());
+        MESSAGE(r.entry << " " << r.shape << " " << r.defines << " rel L2 " << r.outputs[0].error);
     }
 }
 

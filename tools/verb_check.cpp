@@ -3,6 +3,7 @@
 #include "runtime/context.hpp"
 #include "tuning/selfcheck.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -14,6 +15,22 @@ struct CheckArgs {
     CacheOptions cache;
     std::uint64_t seed = 1;
     int device = 0;
+};
+
+/// Widths of the table's text columns, wide enough for every case.
+struct Columns {
+    int entry = 5, shape = 5, defines = 7;
+    explicit Columns(const std::vector<CheckCase>& cases) {
+        for (const CheckCase& c : cases) {
+            const KernelCase& kc = kernel_case(c.kernel);
+            const CaseLayout layout = kc.layout(parse_shape(kc, c.shape), c.dtype);
+            for (const BufferSpec& out : layout.outputs)
+                entry =
+                    std::max(entry, static_cast<int>(layout.entry.size() + 1 + out.name.size()));
+            shape = std::max(shape, static_cast<int>(c.shape.size()));
+            defines = std::max(defines, static_cast<int>(defines_text(check_defines(c)).size()));
+        }
+    }
 };
 
 int run_check(const CheckArgs& args) {
@@ -28,12 +45,9 @@ int run_check(const CheckArgs& args) {
     EngineOptions options;
     options.cache = args.cache.settings();
     Engine engine(&context, options, SourceProvider(args.sources.dir));
-    const auto cases = default_rms_norm_cases();
-    std::vector<KernelSpec> specs;
-    for (const auto& c : cases)
-        specs.push_back(rms_norm_spec(c));
+    const std::vector<CheckCase> cases = default_check_cases();
     int failed = 0;
-    for (const auto& row : engine.prepare({}, specs, progress_line("specializing")))
+    for (const auto& row : engine.prepare({}, check_specs(cases), progress_line("specializing")))
         if (row.error) {
             ++failed;
             try {
@@ -47,14 +61,30 @@ int run_check(const CheckArgs& args) {
     std::printf("\nkjit check on %s (%s, %d SMs), inputs seed %llu\n", device.name().c_str(),
                 device.arch().c_str(), device.sm_count(),
                 static_cast<unsigned long long>(args.seed));
-    std::printf("  %-14s %-18s %-14s %-13s %-10s %-11s %-10s %s\n", "entry", "shape", "defines",
-                "grid", "block", "rel L2 err", "tolerance", "result");
-    for (const auto& c : cases) {
-        const CheckResult r = check_rms_norm(engine, c, args.seed);
-        failed += r.passed() ? 0 : 1;
-        std::printf("  %-14s %-18s %-14s %-13s %-10s %-11.3g %-10.0e %s\n", r.entry.c_str(),
-                    r.shape.c_str(), r.defines.c_str(), r.grid.c_str(), r.block.c_str(), r.error,
-                    r.tolerance, r.passed() ? "ok" : "FAIL");
+    const Columns w(cases);
+    std::printf("  %-*s %-*s %-*s %-13s %-10s %-11s %-10s %s\n", w.entry, "entry", w.shape, "shape",
+                w.defines, "defines", "grid", "block", "rel L2 err", "tolerance", "result");
+    for (const CheckCase& c : cases) {
+        try {
+            const CheckResult r = run_check_case(engine, c, args.seed);
+            failed += r.passed() ? 0 : 1;
+            // One line per output: entry/output, so every buffer the kernel writes is shown.
+            for (const OutputCheck& o : r.outputs) {
+                const std::string entry = r.entry + "/" + o.name;
+                std::printf("  %-*s %-*s %-*s %-13s %-10s %-11.3g %-10.0e %s", w.entry,
+                            entry.c_str(), w.shape, r.shape.c_str(), w.defines, r.defines.c_str(),
+                            r.grid.c_str(), r.block.c_str(), o.error, o.tolerance,
+                            o.passed() ? "ok" : "FAIL");
+                if (o.unwritten)
+                    std::printf(" (%zu elements unwritten)", o.unwritten);
+                std::printf("\n");
+            }
+        } catch (const Error& e) {
+            ++failed;
+            std::printf("  %-*s %-*s %-*s FAIL: %s\n", w.entry, c.kernel.c_str(), w.shape,
+                        c.shape.c_str(), w.defines, defines_text(check_defines(c)).c_str(),
+                        e.what());
+        }
     }
     std::printf("check: %d failed\n", failed);
     return failed || audit_rc ? kFindings : kOk;
@@ -65,7 +95,7 @@ Action add_check(CLI::App& app) {
     auto args = std::make_shared<CheckArgs>();
     auto* sub = app.add_subcommand(
         "check", "kjit's main job: audit every kernel, then (with a GPU) launch each at the "
-                 "default model shapes and compare with the float64 reference");
+                 "default model shapes and compare every output with the float64 reference");
     args->sources.add_to(*sub);
     args->cache.add_to(*sub);
     sub->add_option("--seed", args->seed, "input generator seed")->capture_default_str();

@@ -26,7 +26,15 @@ struct BufferSpec {
     std::string name;
     DType dtype = DType::f32;
     std::size_t count = 0;
+    /// Inputs: element i is uniform(seed, i) * scale + offset in fp32, rounded to the dtype.
+    float scale = 1.0f;
+    float offset = 0.0f;  ///< with scale, the range the math needs (a decay below zero)
+    double tolerance = 0; ///< outputs: relative L2 `kjit check` allows; 0: output_tolerance's
 };
+
+/// The relative L2 error `kjit check` allows an output: its tolerance when set, else 1e-6 for
+/// f32 and 1e-2 for bf16.
+double output_tolerance(const BufferSpec& output);
 
 /// What one launch of a kernel at a shape reads, writes and costs.
 struct CaseLayout {
@@ -37,22 +45,30 @@ struct CaseLayout {
 };
 
 /// Launches `fn` on the given buffers (in the layout's order) at `shape`, reading launch
-/// geometry from `defines`; enqueues only.
-using CaseLaunch = std::function<void(const Function& fn, const Defines& defines,
-                                      const ShapeValues& shape, std::span<const CUdeviceptr> inputs,
-                                      std::span<const CUdeviceptr> outputs, CUstream stream)>;
+/// geometry from `defines`; enqueues only, and returns the kernel's launch configuration.
+using CaseLaunch = std::function<LaunchConfig(
+    const Function& fn, const Defines& defines, const ShapeValues& shape,
+    std::span<const CUdeviceptr> inputs, std::span<const CUdeviceptr> outputs, CUstream stream)>;
 
-/// One row of the table `kjit bench` and `kjit digest` work from: how to build inputs, launch
-/// and name the outputs of one kernel family. A new kernel adds a row in kernel_cases.cpp.
+/// The float64 reference of one launch: `inputs` in the layout's order holding the values the
+/// kernel reads (bf16-rounded where bf16); fills `outputs`, each already sized as its buffer.
+using CaseReference = std::function<void(const ShapeValues& shape, const Defines& defines,
+                                         std::span<const std::vector<double>> inputs,
+                                         std::span<std::vector<double>> outputs)>;
+
+/// One row of the table `kjit bench`, `kjit digest` and `kjit check` work from: how to build
+/// inputs, launch, name the outputs of one kernel family and compute them in float64. A new
+/// kernel adds a row in kernel_cases.cpp.
 struct KernelCase {
     std::string kernel;                  ///< kernel_src/<kernel>.cu
     std::vector<std::string> shape_keys; ///< every shape needs exactly these, in this order
     std::vector<DType> dtypes;           ///< the first is the default
-    Defines defines;         ///< always injected unless overridden: every knob the launch reads
-    std::string bench_shape; ///< `kjit bench` without --shape
+    Defines defines; ///< always injected unless overridden: every knob launch and reference read
+    std::string bench_shape;                ///< `kjit bench` without --shape
     std::vector<std::string> digest_shapes; ///< `kjit digest record` without --shapes
     std::function<CaseLayout(const ShapeValues&, DType)> layout;
     CaseLaunch launch;
+    CaseReference reference;
 };
 
 /// Every kernel bench and digest know, in table order.
@@ -85,17 +101,37 @@ struct PreparedArm {
     }
 };
 
+/// The engine's spec of `kc` compiled with `defines`, named "conv1d/CONV_BLOCK=256/...": equal
+/// define sets share one name.
+KernelSpec case_spec(const KernelCase& kc, const Defines& defines);
+
 /// Prepares `kc` for each define set through `engine` (parallel compiles, cached); rethrows
 /// the first compile or load error.
 std::vector<PreparedArm> prepare_arms(Engine& engine, const KernelCase& kc,
                                       const std::vector<Defines>& define_sets,
                                       const Device& device);
 
-/// Device buffers of one case: generator inputs (input k of set s filled from seed
-/// `seed + s * inputs + k`) and outputs; the same bits on every GPU and every run.
+/// The generator values of input `spec` (see BufferSpec::scale) from `seed`; with scale 1 and
+/// offset 0 exactly generated_buffer's.
+HostBuffer generated_input(const BufferSpec& spec, std::uint64_t seed);
+/// Input set `set` of `layout`: input k filled from seed `seed + set * inputs + k`; the same
+/// bits on every machine and every run.
+std::vector<HostBuffer> generated_inputs(const CaseLayout& layout, std::uint64_t seed, int set = 0);
+/// Every element of `buffer` as a double (exact: f32 and bf16 values are doubles).
+std::vector<double> element_values(const HostBuffer& buffer);
+
+/// Runs `kc.reference` on host `inputs` (in the layout's order); one vector per output.
+std::vector<std::vector<double>> reference_outputs(const KernelCase& kc, const ShapeValues& shape,
+                                                   const Defines& defines, const CaseLayout& layout,
+                                                   std::span<const HostBuffer> inputs);
+
+/// Device buffers of one case: generator inputs and outputs.
 class CaseBuffers {
   public:
+    /// `input_sets` sets of generated_inputs from `seed`.
     CaseBuffers(const CaseLayout& layout, std::uint64_t seed, int input_sets = 1);
+    /// One input set uploaded from `inputs` (in the layout's order).
+    CaseBuffers(const CaseLayout& layout, std::span<const HostBuffer> inputs);
     /// Makes input set `set` the one inputs() returns.
     void select(int set) { selected_ = set; }
     [[nodiscard]] std::span<const CUdeviceptr> inputs() const { return input_ptrs_[selected_]; }
@@ -107,6 +143,7 @@ class CaseBuffers {
     [[nodiscard]] const CaseLayout& layout() const { return layout_; }
 
   private:
+    void add_input_set(std::span<const HostBuffer> inputs);
     CaseLayout layout_;
     std::vector<std::vector<DeviceBuffer>> inputs_;
     std::vector<std::vector<CUdeviceptr>> input_ptrs_;
@@ -120,16 +157,12 @@ LaunchSequence case_launch(const KernelCase& kc, const PreparedArm& arm, const S
                            const CaseBuffers& buffers);
 
 /// Fills the outputs with the canary, launches once on input set 0, waits, and returns every
-/// output.
+/// output; `launched`, when given, receives the kernel's launch configuration.
 std::vector<HostBuffer> run_case_once(const KernelCase& kc, const PreparedArm& arm,
-                                      const ShapeValues& shape, CaseBuffers& buffers);
+                                      const ShapeValues& shape, CaseBuffers& buffers,
+                                      LaunchConfig* launched = nullptr);
 
 /// The epsilon every rms_norm launch of the bench, digest and check tools uses.
 inline constexpr float kRmsNormEps = 1e-6f;
-
-/// Launches rms_norm's `fn` (rms_norm_f32 or rms_norm_bf16) with `block` threads, one block
-/// per row; returns the configuration it launched with.
-LaunchConfig launch_rms_norm(const Function& fn, unsigned block, CUdeviceptr x, CUdeviceptr w,
-                             CUdeviceptr y, int rows, int n, float eps, CUstream stream);
 
 } // namespace kjit

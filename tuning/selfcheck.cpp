@@ -1,82 +1,86 @@
 #include "tuning/selfcheck.hpp"
 
-#include "runtime/buffer.hpp"
-#include "runtime/stream.hpp"
-#include "tuning/kernel_cases.hpp"
 #include "tuning/numeric.hpp"
+
+#include <algorithm>
 
 namespace kjit {
 
-std::vector<RmsNormCase> default_rms_norm_cases() {
-    std::vector<RmsNormCase> cases;
-    for (bool bf16 : {false, true}) {
-        cases.push_back({bf16, 4096, 7168, 256});
-        cases.push_back({bf16, 1, 7168, 1024});
-        cases.push_back({bf16, 333, 1000, 128});
+bool CheckResult::passed() const {
+    return std::all_of(outputs.begin(), outputs.end(),
+                       [](const OutputCheck& o) { return o.passed(); });
+}
+
+std::vector<CheckCase> default_check_cases() {
+    std::vector<CheckCase> cases;
+    for (DType d : {DType::f32, DType::bf16}) {
+        // Prefill, decode with a full-width block, and a width that is no multiple of the block.
+        cases.push_back({"rms_norm", "rows=4096,n=7168", d, {"RMS_BLOCK=256"}});
+        cases.push_back({"rms_norm", "rows=1,n=7168", d, {"RMS_BLOCK=1024"}});
+        cases.push_back({"rms_norm", "rows=333,n=1000", d, {"RMS_BLOCK=128"}});
     }
+    for (DType d : {DType::f32, DType::bf16}) {
+        // Production, then a length no tile divides over an odd channel count (the scalar path).
+        cases.push_back({"conv1d", "b=8,c=4096,t=1300", d});
+        cases.push_back({"conv1d", "b=3,c=5,t=37", d});
+    }
+    // The reference must follow the activation knob.
+    cases.push_back({"conv1d", "b=3,c=5,t=37", DType::f32, {"CONV_SILU=0"}});
+    // Production decode, then a value width no tile divides and a smaller key width.
+    cases.push_back({"delta_rule", "b=1,h=32,dk=128,dv=128", DType::f32});
+    cases.push_back({"delta_rule", "b=2,h=3,dk=64,dv=100", DType::f32});
     return cases;
 }
 
-KernelSpec rms_norm_spec(const RmsNormCase& c) {
-    const std::string block = std::to_string(c.block);
-    return {"rms_norm/RMS_BLOCK=" + block, "rms_norm", {{"RMS_BLOCK", block}}, ""};
+Defines check_defines(const CheckCase& c) {
+    return merge_defines(kernel_case(c.kernel).defines, c.defines);
 }
 
-CheckResult check_rms_norm(Engine& engine, const RmsNormCase& c, std::uint64_t seed) {
-    const KernelSpec spec = rms_norm_spec(c);
-    const Function& fn = engine.function(spec.name, c.entry());
-
-    const std::size_t count = static_cast<std::size_t>(c.rows) * c.n;
-    std::vector<float> x(count), w(c.n);
-    fill_uniform(x, seed);
-    fill_uniform(w, seed + 1);
-    // The reference sees exactly the values the kernel reads (bf16-rounded where bf16).
-    std::vector<double> xd(count), wd(c.n), want(count), got(count);
-    DeviceBuffer dx, dw, dy;
-    if (c.bf16) {
-        std::vector<std::uint16_t> xb(count), wb(c.n);
-        for (std::size_t i = 0; i < count; ++i)
-            xd[i] = from_bf16(xb[i] = to_bf16(x[i]));
-        for (int i = 0; i < c.n; ++i)
-            wd[i] = from_bf16(wb[i] = to_bf16(w[i]));
-        dx = DeviceBuffer::from<std::uint16_t>(xb);
-        dw = DeviceBuffer::from<std::uint16_t>(wb);
-        dy = DeviceBuffer(count * sizeof(std::uint16_t));
-    } else {
-        xd.assign(x.begin(), x.end());
-        wd.assign(w.begin(), w.end());
-        dx = DeviceBuffer::from<float>(x);
-        dw = DeviceBuffer::from<float>(w);
-        dy = DeviceBuffer(count * sizeof(float));
+std::vector<KernelSpec> check_specs(std::span<const CheckCase> cases) {
+    std::vector<KernelSpec> specs;
+    for (const CheckCase& c : cases) {
+        KernelSpec spec = case_spec(kernel_case(c.kernel), check_defines(c));
+        if (std::none_of(specs.begin(), specs.end(),
+                         [&](const KernelSpec& s) { return s.name == spec.name; }))
+            specs.push_back(std::move(spec));
     }
-    dy.fill_bytes(0xff); // NaN in both types: an unwritten element fails the comparison
+    return specs;
+}
 
-    Stream stream;
-    const LaunchConfig config =
-        launch_rms_norm(fn, static_cast<unsigned>(c.block), dx.ptr(), dw.ptr(), dy.ptr(), c.rows,
-                        c.n, c.eps, stream.handle());
-    stream.synchronize();
+OutputCheck compare_output(const HostBuffer& got, std::span<const double> want, double tolerance) {
+    OutputCheck o;
+    o.name = got.name;
+    // The canary is a NaN: an unwritten element already makes the error infinite; the count
+    // says why.
+    o.error = relative_l2(element_values(got), want);
+    o.tolerance = tolerance;
+    o.unwritten = find_unwritten(got).count;
+    return o;
+}
 
-    if (c.bf16) {
-        const auto yb = dy.to_vector<std::uint16_t>();
-        for (std::size_t i = 0; i < count; ++i)
-            got[i] = from_bf16(yb[i]);
-    } else {
-        const auto yf = dy.to_vector<float>();
-        got.assign(yf.begin(), yf.end());
-    }
-    rms_norm_reference(xd, wd, want, c.rows, c.n, c.eps);
+CheckResult run_check_case(Engine& engine, const CheckCase& c, std::uint64_t seed) {
+    const KernelCase& kc = kernel_case(c.kernel);
+    const ShapeValues shape = parse_shape(kc, c.shape);
+    const Defines defines = check_defines(c);
+    const CaseLayout layout = kc.layout(shape, c.dtype);
+    const std::vector<HostBuffer> inputs = generated_inputs(layout, seed);
+    CaseBuffers buffers(layout, inputs);
+    const PreparedArm arm{&engine, case_spec(kc, defines).name, defines, {}};
+    LaunchConfig config;
+    const std::vector<HostBuffer> got = run_case_once(kc, arm, shape, buffers, &config);
+    // The reference sees exactly the values the kernel read (bf16-rounded where bf16).
+    const std::vector<std::vector<double>> want =
+        reference_outputs(kc, shape, defines, layout, inputs);
 
     CheckResult r;
-    r.kernel = "rms_norm";
-    r.entry = c.entry();
-    r.shape = "rows=" + std::to_string(c.rows) + " n=" + std::to_string(c.n);
-    r.defines = "RMS_BLOCK=" + std::to_string(c.block);
+    r.kernel = kc.kernel;
+    r.entry = layout.entry;
+    r.shape = shape_text(kc, shape);
+    r.defines = defines_text(defines);
     r.grid = config.grid.str();
     r.block = config.block.str();
-    r.source_hash = engine.sources().current()->kernel("rms_norm").hash.hex().substr(0, 12);
-    r.error = relative_l2(got, want);
-    r.tolerance = c.tolerance();
+    for (std::size_t i = 0; i < got.size(); ++i)
+        r.outputs.push_back(compare_output(got[i], want[i], output_tolerance(layout.outputs[i])));
     return r;
 }
 

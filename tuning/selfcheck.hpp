@@ -1,47 +1,61 @@
 #pragma once
 
 #include "runtime/engine.hpp"
+#include "tuning/kernel_cases.hpp"
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 namespace kjit {
 
-/// One rms_norm configuration to launch and compare with the float64 reference.
-struct RmsNormCase {
-    bool bf16 = false;
-    int rows = 1;
-    int n = 1;
-    int block = 256; ///< injected as RMS_BLOCK
-    float eps = 1e-6f;
-    [[nodiscard]] std::string entry() const { return bf16 ? "rms_norm_bf16" : "rms_norm_f32"; }
-    /// Relative L2 error allowed against the float64 reference.
-    [[nodiscard]] double tolerance() const { return bf16 ? 1e-2 : 1e-6; }
+/// One launch-and-compare of `kjit check`: a row of kernel_cases() at a shape, a dtype and a
+/// define set, compared output by output with the row's float64 reference.
+struct CheckCase {
+    std::string kernel; ///< the row: "conv1d"
+    std::string shape;  ///< in the row's keys: "b=8,c=4096,t=1300"
+    DType dtype = DType::f32;
+    std::vector<std::string> defines{}; ///< NAME=VALUE over the row's defaults
 };
 
-/// The outcome of one launch-and-compare.
+/// One output against its reference.
+struct OutputCheck {
+    std::string name; ///< "y"
+    double error = 0; ///< relative L2; +inf when any element is not finite
+    double tolerance = 0;
+    std::size_t unwritten = 0; ///< elements still holding the canary
+    [[nodiscard]] bool passed() const { return unwritten == 0 && error <= tolerance; }
+};
+
+/// The outcome of one check case.
 struct CheckResult {
     std::string kernel;  ///< "rms_norm"
     std::string entry;   ///< "rms_norm_f32"
-    std::string shape;   ///< "rows=4096 n=7168"
-    std::string defines; ///< "RMS_BLOCK=256"
+    std::string shape;   ///< "rows=4096,n=7168"
+    std::string defines; ///< every define of the launch: "RMS_BLOCK=256"
     std::string grid, block;
-    std::string source_hash;
-    double error = 0;    ///< relative L2 against the reference
-    double tolerance = 0;
-    [[nodiscard]] bool passed() const { return error <= tolerance; }
+    std::vector<OutputCheck> outputs; ///< in the layout's order
+    /// Every output within its tolerance and fully written.
+    [[nodiscard]] bool passed() const;
 };
 
-/// The shapes kjit's own check runs by default: decode (rows=1, a full-width block) and
-/// prefill-sized batches, a width that is no multiple of the block, fp32 and bf16.
-std::vector<RmsNormCase> default_rms_norm_cases();
+/// The cases kjit's own check runs: every row in each of its dtypes at its production shape and
+/// at a small shape no tile divides, and a few other define sets (block widths, activation).
+std::vector<CheckCase> default_check_cases();
 
-/// The engine's spec for a case: rms_norm with RMS_BLOCK injected.
-KernelSpec rms_norm_spec(const RmsNormCase& c);
+/// The row's defaults overridden by the case's defines; ConfigError on a bad assignment.
+Defines check_defines(const CheckCase& c);
 
-/// Launches the case's kernel (prepared by `engine` from rms_norm_spec) on inputs filled from
-/// `seed`, output poisoned first, and compares with the float64 reference.
-CheckResult check_rms_norm(Engine& engine, const RmsNormCase& c, std::uint64_t seed);
+/// The engine specs `cases` need, each define set once.
+std::vector<KernelSpec> check_specs(std::span<const CheckCase> cases);
+
+/// Compares `got` with `want` (relative L2) and counts its canary elements.
+OutputCheck compare_output(const HostBuffer& got, std::span<const double> want, double tolerance);
+
+/// Launches the case (its spec prepared by `engine`, from check_specs) on generator inputs
+/// from `seed`, outputs poisoned with the canary first, and compares every output with the
+/// row's reference.
+CheckResult run_check_case(Engine& engine, const CheckCase& c, std::uint64_t seed);
 
 } // namespace kjit

@@ -1,0 +1,314 @@
+// The kernel case table: each row's buffers and bytes, its shapes, its generated inputs, its
+// float64 reference adapter, and the check cases `kjit check` runs from it.
+#include "tests/support.hpp"
+#include "tuning/digest.hpp"
+#include "tuning/kernel_cases.hpp"
+#include "tuning/numeric.hpp"
+#include "tuning/reference.hpp"
+#include "tuning/selfcheck.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <set>
+
+using namespace kjit;
+
+namespace {
+
+std::vector<std::string> names(const std::vector<BufferSpec>& buffers) {
+    std::vector<std::string> out;
+    for (const BufferSpec& b : buffers)
+        out.push_back(b.name);
+    return out;
+}
+
+/// Runs the row's reference adapter on `inputs`, outputs sized as the layout's.
+std::vector<std::vector<double>> adapter(const KernelCase& kc, const std::string& shape,
+                                         const Defines& defines,
+                                         const std::vector<std::vector<double>>& inputs) {
+    const CaseLayout layout = kc.layout(parse_shape(kc, shape), kc.dtypes.front());
+    std::vector<std::vector<double>> out;
+    for (const BufferSpec& b : layout.outputs)
+        out.emplace_back(b.count);
+    kc.reference(parse_shape(kc, shape), defines, inputs, out);
+    return out;
+}
+
+} // namespace
+
+TEST_SUITE("cases") {
+
+TEST_CASE("the conv1d row reads x w bias state_in and writes y and state_out") {
+    const KernelCase& kc = kernel_case("conv1d");
+    CHECK(kc.dtypes == std::vector<DType>{DType::f32, DType::bf16});
+    CHECK(defines_text(kc.defines) == "CONV_BLOCK=256 CONV_SILU=1 CONV_TILE=8");
+    const CaseLayout f = kc.layout(parse_shape(kc, kc.bench_shape), DType::f32);
+    CHECK(f.entry == "conv1d_f32");
+    CHECK(names(f.inputs) == std::vector<std::string>{"x", "w", "bias", "state_in"});
+    CHECK(names(f.outputs) == std::vector<std::string>{"y", "state_out"});
+    const double x = 8.0 * 4096 * 1300, states = 8.0 * 4096 * 3;
+    CHECK(f.inputs[0].count == x);
+    CHECK(f.inputs[1].count == 4096 * 4);
+    CHECK(f.inputs[2].count == 4096);
+    CHECK(f.inputs[3].count == states);
+    CHECK(f.outputs[0].count == x);
+    CHECK(f.outputs[1].count == states);
+    // Read x, write y, plus w (4 per channel), bias and both states.
+    CHECK(f.work.bytes == (2 * x + 5 * 4096 + 2 * states) * 4);
+    CHECK(f.work.flops == 8 * x);
+    const CaseLayout h = kc.layout(parse_shape(kc, kc.bench_shape), DType::bf16);
+    CHECK(h.entry == "conv1d_bf16");
+    CHECK(h.outputs[1].dtype == DType::bf16);
+    CHECK(h.work.bytes == f.work.bytes / 2);
+    CHECK(output_tolerance(f.outputs[0]) == 1e-6);
+    CHECK(output_tolerance(h.outputs[0]) == 1e-2);
+}
+
+TEST_CASE("the delta_rule row makes the in-place state an output and counts its bytes") {
+    const KernelCase& kc = kernel_case("delta_rule");
+    CHECK(kc.dtypes == std::vector<DType>{DType::f32});
+    CHECK(defines_text(kc.defines) == "DR_BV=32 DR_KSPLIT=4 DR_MAX_DK=128");
+    const CaseLayout l = kc.layout(parse_shape(kc, "b=2,h=3,dk=64,dv=100"), DType::f32);
+    CHECK(l.entry == "delta_rule_decode");
+    CHECK(names(l.inputs) == std::vector<std::string>{"q", "k", "v", "g", "beta", "state_in"});
+    CHECK(names(l.outputs) == std::vector<std::string>{"o", "state"});
+    const std::size_t heads = 6, state = heads * 64 * 100;
+    CHECK(l.inputs[0].count == heads * 64);
+    CHECK(l.inputs[2].count == heads * 100);
+    CHECK(l.inputs[3].count == heads);
+    CHECK(l.inputs[5].count == state);
+    CHECK(l.outputs[0].count == heads * 100);
+    CHECK(l.outputs[1].count == state);
+    // The restore copy and the kernel each read and write the state once.
+    CHECK(l.work.bytes == (4.0 * state + 2 * heads * 64 + 2 * heads * 100 + 2 * heads) * 4);
+    CHECK(l.work.flops == 8.0 * state);
+    CHECK(output_tolerance(l.outputs[0]) == 1e-5);
+    CHECK(output_tolerance(l.outputs[1]) == 1e-6);
+}
+
+TEST_CASE("shapes parse on the keys of the new rows and mistakes are named") {
+    const KernelCase& conv = kernel_case("conv1d");
+    const ShapeValues s = parse_shape(conv, "t=37, b=2,c=64");
+    CHECK(s.at("b") == 2);
+    CHECK(s.at("c") == 64);
+    CHECK(s.at("t") == 37);
+    CHECK(shape_text(conv, s) == "b=2,c=64,t=37");
+    CHECK_THROWS_WITH_AS(parse_shape(conv, "b=2,c=64"),
+                         "error: bad shape 'b=2,c=64': t is missing (expected b=N,c=N,t=N)",
+                         ConfigError);
+    const KernelCase& dr = kernel_case("delta_rule");
+    CHECK(shape_text(dr, parse_shape(dr, "dv=100,dk=64,h=3,b=2")) == "b=2,h=3,dk=64,dv=100");
+    CHECK_THROWS_WITH_AS(parse_shape(dr, "b=1,h=32,dk=128,d=128"),
+                         "error: bad shape 'b=1,h=32,dk=128,d=128': delta_rule has no shape key "
+                         "'d' (expected b=N,h=N,dk=N,dv=N)",
+                         ConfigError);
+    for (const KernelCase& kc : kernel_cases()) {
+        INFO(kc.kernel);
+        CHECK_NOTHROW(parse_shape(kc, kc.bench_shape));
+        for (const std::string& shape : kc.digest_shapes)
+            CHECK_NOTHROW(kc.layout(parse_shape(kc, shape), kc.dtypes.front()));
+        CHECK(kc.reference);
+    }
+    CHECK(kernel_case("conv1d").digest_shapes ==
+          std::vector<std::string>{"b=1,c=4,t=8", "b=2,c=64,t=37", "b=2,c=256,t=1300"});
+}
+
+TEST_CASE("scaled inputs keep the decay negative and the gate below one and unscaled inputs "
+          "keep their bits") {
+    const KernelCase& kc = kernel_case("delta_rule");
+    const CaseLayout l = kc.layout(parse_shape(kc, "b=4,h=64,dk=128,dv=128"), DType::f32);
+    const std::vector<HostBuffer> in = generated_inputs(l, 1);
+    REQUIRE(in.size() == 6);
+    for (double g : element_values(in[3])) {
+        CHECK(g >= -0.15);
+        CHECK(g < -0.05);
+    }
+    for (double beta : element_values(in[4])) {
+        CHECK(beta >= 0.0);
+        CHECK(beta < 1.0);
+    }
+    for (double k : element_values(in[1]))
+        CHECK(std::abs(k) <= 1.0 / std::sqrt(128.0) * (1 + 1e-6)); // an fp32 scale
+    // Input k of set s comes from seed + s * inputs + k; unscaled, generated_buffer's bits.
+    CHECK(in[2].bytes == generated_buffer("v", DType::f32, l.inputs[2].count, 1 + 2).bytes);
+    CHECK(generated_inputs(l, 1, 1)[0].bytes ==
+          generated_buffer("q", DType::f32, l.inputs[0].count, 1 + 6).bytes);
+    for (DType d : {DType::f32, DType::bf16})
+        CHECK(generated_input({"x", d, 1000}, 5).bytes == generated_buffer("x", d, 1000, 5).bytes);
+    const HostBuffer h = generated_input({"g", DType::bf16, 4, 0.5f, -2.0f}, 1);
+    CHECK(element_values(h)[0] == from_bf16(to_bf16(uniform(1, 0) * 0.5f - 2.0f)));
+}
+
+TEST_CASE("the conv1d reference adapter is conv1d_reference on a worked example") {
+    const KernelCase& kc = kernel_case("conv1d");
+    // One row: state [1 2 3], x [4 5], w [1 10 100 1000], bias 0.5.
+    const std::vector<std::vector<double>> in = {{4, 5}, {1, 10, 100, 1000}, {0.5}, {1, 2, 3}};
+    const Defines linear = merge_defines(kc.defines, std::vector<std::string>{"CONV_SILU=0"});
+    auto out = adapter(kc, "b=1,c=1,t=2", linear, in);
+    CHECK(out[0] == std::vector<double>{0.5 + 1 + 20 + 300 + 4000, 0.5 + 2 + 30 + 400 + 5000});
+    CHECK(out[1] == std::vector<double>{3, 4, 5});
+    out = adapter(kc, "b=1,c=1,t=2", kc.defines, in);
+    std::vector<double> y(2), state(3);
+    conv1d_reference(in[0], in[1], in[2], in[3], y, state, 1, 1, 2, true);
+    CHECK(out[0] == y);
+    CHECK(out[1] == state);
+    CHECK(out[0][1] == doctest::Approx(5432.5 / (1 + std::exp(-5432.5))));
+}
+
+TEST_CASE("the delta_rule reference adapter updates a copy of state_in") {
+    const KernelCase& kc = kernel_case("delta_rule");
+    // b=1 h=1 dk=4 dv=3: the scale 1/sqrt(4) is exact.
+    const std::vector<double> q{1, 2, 3, 4}, k{0.1, 0.2, 0.3, 0.4}, v{5, 6, 7}, g{-0.1},
+        beta{0.5}, state0{1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1};
+    const auto out = adapter(kc, "b=1,h=1,dk=4,dv=3", kc.defines, {q, k, v, g, beta, state0});
+    std::vector<double> state = state0, o(3);
+    delta_rule_reference(q, k, v, g, beta, state, o, 1, 4, 3, 0.5);
+    CHECK(out[0] == o);
+    CHECK(out[1] == state);
+    CHECK(out[1] != state0);
+    // Column 0 of the decayed state is e^-0.1 [1 0 0 1]: S^T k = 0.5 e^-0.1.
+    const double e = std::exp(-0.1), u = 0.5 * (5 - 0.5 * e);
+    CHECK(out[1][0] == doctest::Approx(e + 0.1 * u));
+}
+
+TEST_CASE("the rms_norm reference adapter is rms_norm_reference at the epsilon of the tools") {
+    const KernelCase& kc = kernel_case("rms_norm");
+    const std::vector<double> x{3, 4, 1, 1}, w{1, 2};
+    const auto out = adapter(kc, "rows=2,n=2", kc.defines, {x, w});
+    std::vector<double> y(4);
+    rms_norm_reference(x, w, y, 2, 2, kRmsNormEps);
+    CHECK(out[0] == y);
+}
+
+TEST_CASE("reference_outputs gives the reference the bf16-rounded values the kernel reads") {
+    const KernelCase& kc = kernel_case("conv1d");
+    const ShapeValues shape = parse_shape(kc, "b=2,c=3,t=5");
+    const CaseLayout layout = kc.layout(shape, DType::bf16);
+    const std::vector<HostBuffer> in = generated_inputs(layout, 9);
+    const auto out = reference_outputs(kc, shape, kc.defines, layout, in);
+    REQUIRE(out.size() == 2);
+    const std::vector<double> x = element_values(in[0]);
+    CHECK(x[0] == from_bf16(to_bf16(uniform(9, 0))));
+    std::vector<double> y(30), state(18);
+    conv1d_reference(x, element_values(in[1]), element_values(in[2]), element_values(in[3]), y,
+                     state, 2, 3, 5, true);
+    CHECK(out[0] == y);
+    CHECK(out[1] == state);
+}
+
+TEST_CASE("an output check fails on unwritten elements and on errors over the tolerance") {
+    for (DType d : {DType::f32, DType::bf16}) {
+        INFO(dtype_name(d));
+        const HostBuffer got = generated_buffer("y", d, 100, 3);
+        const std::vector<double> want = element_values(got);
+        OutputCheck o = compare_output(got, want, 1e-6);
+        CHECK(o.name == "y");
+        CHECK(o.error == 0);
+        CHECK(o.passed());
+        std::vector<double> off = want;
+        off[7] += 1.0;
+        o = compare_output(got, off, 1e-6);
+        CHECK(o.error > 1e-6);
+        CHECK_FALSE(o.passed());
+        CHECK(o.unwritten == 0);
+        HostBuffer partial = got;
+        const HostBuffer canary = canary_buffer("y", d, 100);
+        std::memcpy(partial.bytes.data() + 42 * dtype_size(d),
+                    canary.bytes.data() + 42 * dtype_size(d), dtype_size(d));
+        o = compare_output(partial, want, 1.0);
+        CHECK(o.unwritten == 1);
+        CHECK(o.error == std::numeric_limits<double>::infinity());
+        CHECK_FALSE(o.passed());
+    }
+}
+
+TEST_CASE("the default check cases cover every row in every dtype and are all launchable") {
+    const std::vector<CheckCase> cases = default_check_cases();
+    for (const KernelCase& kc : kernel_cases())
+        for (DType d : kc.dtypes) {
+            INFO(kc.kernel << " " << dtype_name(d));
+            std::set<std::string> shapes;
+            for (const CheckCase& c : cases)
+                if (c.kernel == kc.kernel && c.dtype == d)
+                    shapes.insert(c.shape);
+            CHECK(shapes.size() >= 2);
+            CHECK(shapes.contains(kc.kernel == "rms_norm" ? "rows=4096,n=7168" : kc.bench_shape));
+        }
+    std::set<std::string> spec_names;
+    for (const CheckCase& c : cases) {
+        INFO(c.kernel << " " << c.shape);
+        const KernelCase& kc = kernel_case(c.kernel);
+        CHECK(std::find(kc.dtypes.begin(), kc.dtypes.end(), c.dtype) != kc.dtypes.end());
+        CHECK_NOTHROW(kc.layout(parse_shape(kc, c.shape), c.dtype));
+        spec_names.insert(case_spec(kc, check_defines(c)).name);
+    }
+    const std::vector<KernelSpec> specs = check_specs(cases);
+    CHECK(specs.size() == spec_names.size());
+    CHECK(specs.front().name == "rms_norm/RMS_BLOCK=256");
+    CHECK(check_defines({"conv1d", "b=3,c=5,t=37", DType::f32, {"CONV_SILU=0"}}) ==
+          Defines{{"CONV_BLOCK", "256"}, {"CONV_SILU", "0"}, {"CONV_TILE", "8"}});
+}
+
+} // TEST_SUITE
+
+TEST_SUITE("gpu") {
+
+TEST_CASE("the conv1d and delta_rule check cases pass on fresh random inputs") {
+    KJIT_REQUIRE_DEVICE();
+    const std::uint64_t seed = std::random_device{}();
+    MESSAGE("seed " << seed);
+    const Context ctx(Device::get(0));
+    test::TempDir cache_dir;
+    EngineOptions options;
+    options.cache.dir = cache_dir.path();
+    Engine engine(&ctx, options, SourceProvider());
+    // rms_norm's cases run in test_tuning.
+    std::vector<CheckCase> cases = default_check_cases();
+    std::erase_if(cases, [](const CheckCase& c) { return c.kernel == "rms_norm"; });
+    for (const auto& row : engine.prepare({}, check_specs(cases)))
+        REQUIRE_FALSE(row.error);
+    for (const CheckCase& c : cases) {
+        const CheckResult r = run_check_case(engine, c, seed);
+        for (const OutputCheck& o : r.outputs) {
+            INFO(r.entry << "/" << o.name << " " << r.shape << " " << r.defines << " seed "
+                         << seed << " unwritten " << o.unwritten);
+            CHECK(o.error <= o.tolerance);
+            CHECK(o.unwritten == 0);
+        }
+    }
+}
+
+TEST_CASE("repeated delta_rule launches all start from the generated state") {
+    KJIT_REQUIRE_DEVICE();
+    const Device device = Device::get(0);
+    const Context ctx(device);
+    test::TempDir cache_dir;
+    EngineOptions options;
+    options.cache.dir = cache_dir.path();
+    Engine engine(&ctx, options, SourceProvider());
+    const KernelCase& kc = kernel_case("delta_rule");
+    const ShapeValues shape = parse_shape(kc, "b=2,h=3,dk=64,dv=100");
+    const auto arms = prepare_arms(engine, kc, {kc.defines}, device);
+    CaseBuffers buffers(kc.layout(shape, DType::f32), 1);
+    const auto once = run_case_once(kc, arms[0], shape, buffers);
+    const Stream stream;
+    const LaunchSequence launch = case_launch(kc, arms[0], shape, buffers);
+    for (int i = 0; i < 3; ++i)
+        launch(stream.handle());
+    stream.synchronize();
+    const auto thrice = buffers.download();
+    for (std::size_t i = 0; i < once.size(); ++i) {
+        INFO(once[i].name);
+        CHECK(digest(thrice[i]) == digest(once[i]));
+    }
+    // A key width the register array cannot hold is refused, not truncated.
+    CHECK_THROWS_AS(run_case_once(kc, arms[0], parse_shape(kc, "b=1,h=1,dk=66,dv=8"), buffers),
+                    ConfigError);
+}
+
+} // TEST_SUITE
