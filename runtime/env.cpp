@@ -1,5 +1,7 @@
 #include "runtime/env.hpp"
 
+#include "jit/names.hpp"
+
 #define TOML_HEADER_ONLY 1
 #include <toml++/toml.h>
 
@@ -53,19 +55,6 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
     return out;
 }
 
-std::size_t levenshtein(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j)
-        prev[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        cur[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j)
-            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
-        std::swap(prev, cur);
-    }
-    return prev[b.size()];
-}
-
 std::vector<std::string> words(std::string_view s) {
     std::vector<std::string> out;
     std::string cur;
@@ -105,7 +94,7 @@ std::size_t word_distance(const std::vector<std::string>& a, const std::vector<s
         for (std::size_t j = 1; j <= m; ++j) {
             std::size_t best =
                 std::min({d[i - 1][j] + a[i - 1].size() + 1, d[i][j - 1] + b[j - 1].size() + 1,
-                          d[i - 1][j - 1] + levenshtein(a[i - 1], b[j - 1])});
+                          d[i - 1][j - 1] + edit_distance(a[i - 1], b[j - 1])});
             for (std::size_t k = 2; k <= j; ++k)
                 if (a[i - 1] == initials(b, j - k, j))
                     best = std::min(best, d[i - 1][j - k] + 1);
@@ -119,7 +108,7 @@ std::size_t word_distance(const std::vector<std::string>& a, const std::vector<s
 
 std::size_t name_distance(std::string_view a, std::string_view b) {
     const std::string ua = upper(a), ub = upper(b);
-    return std::min(levenshtein(ua, ub), word_distance(words(ua), words(ub)));
+    return std::min(edit_distance(ua, ub), word_distance(words(ua), words(ub)));
 }
 
 /// The closest candidates to `typed` (ties all named), or none when nothing is close: within

@@ -1,5 +1,7 @@
 #include "tools/lint.hpp"
 
+#include "jit/names.hpp"
+
 #include "jit/error.hpp"
 #include "runtime/engine.hpp"
 
@@ -961,22 +963,10 @@ std::string nearest(std::string_view name, const std::vector<std::string>& candi
     const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
     std::size_t best = limit + 1;
     std::string out;
-    std::vector<std::size_t> prev, cur;
     for (const auto& c : candidates) {
         if (c == name)
             continue;
-        prev.assign(c.size() + 1, 0);
-        cur.assign(c.size() + 1, 0);
-        for (std::size_t j = 0; j <= c.size(); ++j)
-            prev[j] = j;
-        for (std::size_t i = 1; i <= name.size(); ++i) {
-            cur[0] = i;
-            for (std::size_t j = 1; j <= c.size(); ++j)
-                cur[j] = std::min(
-                    {prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (name[i - 1] != c[j - 1])});
-            std::swap(prev, cur);
-        }
-        const std::size_t d = prev[c.size()];
+        const std::size_t d = edit_distance(name, c);
         if (d < best || (d == best && c < out)) {
             best = d;
             out = c;
@@ -1029,8 +1019,11 @@ std::vector<Injection> find_injections(const std::filesystem::path& dir,
                                        std::vector<std::string>* skipped) {
     std::vector<std::filesystem::path> files;
     std::error_code ec;
+    // Sweep files (*.sweep.toml) hold tuning spaces, not production define sets: `kjit sweep`
+    // checks that their defines are read.
     for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-        if (e.is_regular_file() && e.path().extension() == ".toml")
+        if (e.is_regular_file() && e.path().extension() == ".toml" &&
+            !e.path().filename().string().ends_with(".sweep.toml"))
             files.push_back(e.path());
     std::sort(files.begin(), files.end());
     std::vector<Injection> out;
