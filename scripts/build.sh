@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${KJIT_BUILD_DIR:-build}
 
-packages=(cmake g++ make libxxhash-dev doctest-dev libcli11-dev libtomlplusplus-dev libclang-14-dev)
+packages=(cmake g++ make libxxhash-dev doctest-dev libcli11-dev libtomlplusplus-dev libclang-14-dev libmuparser-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

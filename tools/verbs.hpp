@@ -52,6 +52,7 @@ Action add_compile_worker(CLI::App& app);
 Action add_lint(CLI::App& app);
 Action add_sig(CLI::App& app);
 Action add_ledger(CLI::App& app);
+Action add_sweep(CLI::App& app);
 Action add_bench(CLI::App& app);
 Action add_digest(CLI::App& app);
 

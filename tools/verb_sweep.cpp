@@ -1,0 +1,102 @@
+#include "tools/verbs.hpp"
+
+#include "runtime/context.hpp"
+#include "tuning/sweep_runner.hpp"
+
+#include <cstdio>
+#include <memory>
+
+namespace kjit::cli {
+
+namespace {
+struct SweepArgs {
+    std::string file;
+    bool dry_run = false, no_cache = false;
+    std::string arch = "sm_90";
+    std::string devices = "0";
+    std::string out;
+    std::uint64_t seed = 1;
+};
+
+std::vector<int> parse_devices(const std::string& text) {
+    std::vector<int> out;
+    if (text == "all") {
+        for (int i = 0; i < Device::count(); ++i)
+            out.push_back(i);
+        return out;
+    }
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        const std::size_t end = std::min(text.find(',', pos), text.size());
+        try {
+            out.push_back(std::stoi(text.substr(pos, end - pos)));
+        } catch (const std::exception&) {
+            throw ConfigError("--devices takes 'all' or ordinals such as 0,1; got '" + text + "'");
+        }
+        pos = end + 1;
+    }
+    return out;
+}
+
+int run_sweep_verb(const SweepArgs& args) {
+    const SweepSpec spec = SweepSpec::load(args.file);
+    SweepOptions o;
+    o.dry_run = args.dry_run;
+    o.no_cache = args.no_cache;
+    o.arch = args.arch;
+    o.seed = args.seed;
+    o.progress = progress_line("compiling");
+    if (!o.dry_run)
+        o.devices = parse_devices(args.devices);
+    const SweepResult r = run_sweep(spec, o);
+    std::printf("kjit sweep %s: kernel %s, %zu variants (%zu rejected by the constraints)\n",
+                args.file.c_str(), spec.kernel.c_str(), r.rows.size(), r.rejected);
+    std::printf("  %s\n", r.provenance.text().c_str());
+    int failed = 0;
+    if (o.dry_run) {
+        std::printf("  dry run: every variant compiled for %s, nothing launched\n",
+                    r.provenance.arch.c_str());
+        std::printf("  %-32s %-14s %-12s %6s  %s\n", "variant", "grid", "block", "smem", "compile");
+        for (const auto& row : r.rows) {
+            failed += row.error.empty() ? 0 : 1;
+            std::printf("  %-32s %-14s %-12s %6u  %s\n",
+                        (row.variant.label() + (row.variant.baseline ? " *" : "")).c_str(),
+                        row.variant.grid.str().c_str(), row.variant.block.str().c_str(),
+                        row.variant.smem, row.error.empty() ? "ok" : row.error.c_str());
+        }
+        std::printf("sweep plan: %zu variants, %d failed to compile, %.0f ms\n", r.rows.size(),
+                    failed, r.wall_ms);
+        return failed ? kFindings : kOk;
+    }
+    std::printf("  copy bandwidth %.0f GB/s (device-to-device, this run); * = baseline\n%s",
+                r.copy_gbps, sweep_table(spec, r).c_str());
+    for (const auto& row : r.rows)
+        failed += row.error.empty() && (row.check == "IDENTICAL" || row.check == "-") ? 0 : 1;
+    const std::string out = args.out.empty()
+                                ? std::filesystem::path(args.file).stem().string() + ".out"
+                                : args.out;
+    write_sweep_outputs(spec, r, out);
+    std::printf("sweep: %zu variants, %d not identical or failed, %.0f ms; wrote %s/sweep.csv, "
+                "sweep.json, sweep.svg\n",
+                r.rows.size(), failed, r.wall_ms, out.c_str());
+    return failed ? kFindings : kOk;
+}
+} // namespace
+
+Action add_sweep(CLI::App& app) {
+    auto args = std::make_shared<SweepArgs>();
+    auto* sub = app.add_subcommand(
+        "sweep", "compile, check and time every variant of a sweep file, ranked (README: schema)");
+    sub->add_option("file", args->file, "sweep TOML")->required();
+    sub->add_flag("--dry-run", args->dry_run,
+                  "parse, expand, apply constraints and compile every variant; launch nothing");
+    sub->add_flag("--no-cache", args->no_cache, "bypass the compile cache and the results cache");
+    sub->add_option("--arch", args->arch, "dry run target architecture")->capture_default_str();
+    sub->add_option("--devices", args->devices, "GPUs to spread the variants over: all, or 0,1")
+        ->capture_default_str();
+    sub->add_option("--out", args->out, "directory for sweep.csv/json/svg (default FILE.out)");
+    sub->add_option("--seed", args->seed, "input generator seed")->capture_default_str();
+    return [args] { return run_sweep_verb(*args); };
+}
+
+} // namespace kjit::cli

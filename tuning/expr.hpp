@@ -1,0 +1,38 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace kjit {
+
+/// Named values an expression may use: shape entries and swept parameters.
+using Scope = std::map<std::string, double>;
+
+/// An arithmetic expression over named values, through muparser: + - * / % ^, comparisons,
+/// && ||, ?:, min(...), max(...), ceil_div(a, b), floor, ceil, abs.
+class Expr {
+  public:
+    /// Parses `text` against the names in `scope` (their values may change before each eval).
+    /// Throws ConfigError(message, file, line, column + position) for a syntax error or an
+    /// unknown name; `column` is where the text starts in its file.
+    Expr(const std::string& text, const Scope& scope, const std::string& file = {}, int line = 0,
+         int column = 0);
+    Expr(Expr&&) noexcept;
+    Expr& operator=(Expr&&) noexcept;
+    ~Expr();
+
+    /// The value with `scope`'s current values.
+    [[nodiscard]] double eval(const Scope& scope) const;
+    /// eval() that must be a whole number; ConfigError naming the expression otherwise.
+    [[nodiscard]] long long eval_int(const Scope& scope) const;
+    [[nodiscard]] const std::string& text() const { return text_; }
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    std::string text_, file_;
+    int line_ = 0, column_ = 0;
+};
+
+} // namespace kjit
