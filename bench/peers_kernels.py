@@ -28,6 +28,27 @@ def timed(fn, warmup=3, reps=20):
     return med * 1000.0, (max(ms) - min(ms)) / med
 
 
+def graphed(fn, calls=20):
+    """fn captured `calls` times in one CUDA graph; the returned callable replays it. One call
+    per replay, as kjit bench --graph and kjit sweep (graph = true) time theirs."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(calls):
+            fn()
+    return g.replay
+
+
+def timed_graph(fn, calls=1):
+    us, spread = timed(graphed(fn, calls))
+    return us / calls, spread
+
+
 def report(name, us, spread, nbytes):
     print(f"PEER {name:<34} {us:10.2f} us  spread {spread:5.3f}  {nbytes / us / 1e3:8.1f} GB/s",
           flush=True)
@@ -50,6 +71,8 @@ def rms_norm_arms():
             report(f"rms_norm {name} {rows}x7168 torch eager", *timed(eager), nbytes)
             comp = torch.compile(lambda a, b: F.rms_norm(a, (7168,), b, 1e-6))
             report(f"rms_norm {name} {rows}x7168 torch.compile", *timed(lambda: comp(x, w)), nbytes)
+            if rows == 1:
+                report(f"rms_norm {name} {rows}x7168 torch eager (graph)", *timed_graph(eager), nbytes)
 
 
 def conv1d_arms():
@@ -86,16 +109,27 @@ def delta_rule_arms():
         s = s + k[:, 0, :, :, None] * u[:, :, None, :]
         return torch.einsum("bhkv,bhk->bhv", s, q[:, 0] * scale), s
 
+    def exact():
+        d = lambda t: t.double()
+        s = d(s0) * d(g)[:, 0, :, None, None].exp()
+        u = d(beta)[:, 0, :, None] * (d(v)[:, 0] - torch.einsum("bhkv,bhk->bhv", s, d(k)[:, 0]))
+        s = s + d(k)[:, 0, :, :, None] * u[:, :, None, :]
+        return torch.einsum("bhkv,bhk->bhv", s, d(q)[:, 0] * scale), s
+
+    o64, s64 = exact()
+    rel = lambda a, b: ((a.double() - b).norm() / b.norm()).item()
+    o_t, s_t = plain()
+    print(f"torch fp32 vs float64: o {rel(o_t, o64):.2e}, state {rel(s_t, s64):.2e}")
     report(f"delta-rule decode B{B} H{H} {K}x{V} torch", *timed(plain), nbytes)
+    report(f"delta-rule decode B{B} H{H} {K}x{V} torch (graph)", *timed_graph(plain), nbytes)
     try:
         from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule
         fla = lambda: fused_recurrent_gated_delta_rule(
             q, k, v, g, beta, scale=scale, initial_state=s0, output_final_state=True)
-        o_ref, s_ref = plain()
         o, s = fla()
-        err = ((o[:, 0] - o_ref).norm() / o_ref.norm()).item()
+        print(f"fla vs float64: o {rel(o[:, 0], o64):.2e}, state {rel(s, s64):.2e}")
         report(f"delta-rule decode B{B} H{H} {K}x{V} fla", *timed(fla), nbytes)
-        print(f"fla vs torch reference: relative error {err:.2e}")
+        report(f"delta-rule decode B{B} H{H} {K}x{V} fla (graph)", *timed_graph(fla), nbytes)
     except Exception as e:
         print(f"fla: not measured: {type(e).__name__}: {e}")
 

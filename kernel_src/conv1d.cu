@@ -10,7 +10,7 @@
 #include "common.cuh"
 
 #ifndef CONV_TILE
-#define CONV_TILE 8 // time steps per thread: a multiple of 8 (16 bytes of bf16, 32 of fp32)
+#define CONV_TILE 8 // time steps per thread: a multiple of 4 (8 bytes of bf16)
 #endif
 #ifndef CONV_BLOCK
 #define CONV_BLOCK 256 // threads per block
@@ -19,7 +19,28 @@
 #define CONV_SILU 1 // 1: y = silu(conv), as Mamba's conv1d does; 0: no activation
 #endif
 
-static_assert(CONV_TILE % 8 == 0, "CONV_TILE must be a multiple of 8");
+static_assert(CONV_TILE % 4 == 0, "CONV_TILE must be a multiple of 4");
+
+/// Element i of 8 bytes of T (2 fp32 or 4 bf16), as float.
+template <class T> __device__ __forceinline__ float lane_get(const uint2& v, int i);
+template <> __device__ __forceinline__ float lane_get<float>(const uint2& v, int i) {
+    return __uint_as_float(i == 0 ? v.x : v.y);
+}
+template <> __device__ __forceinline__ float lane_get<bf16>(const uint2& v, int i) {
+    const unsigned w = i < 2 ? v.x : v.y;
+    return __uint_as_float((i & 1) ? (w & 0xffff0000u) : (w << 16));
+}
+
+/// Stores `value`, rounded to T, as element i of 8 bytes of T.
+template <class T> __device__ __forceinline__ void lane_set(uint2& v, int i, float value);
+template <> __device__ __forceinline__ void lane_set<float>(uint2& v, int i, float value) {
+    (i == 0 ? v.x : v.y) = __float_as_uint(value);
+}
+template <> __device__ __forceinline__ void lane_set<bf16>(uint2& v, int i, float value) {
+    const unsigned h = from_float<bf16>(value).bits;
+    unsigned& w = i < 2 ? v.x : v.y;
+    w = (i & 1) ? ((w & 0x0000ffffu) | (h << 16)) : ((w & 0xffff0000u) | h);
+}
 
 template <class T>
 __device__ __forceinline__ float conv_step(float acc, float p0, float p1, float p2, float xt,
@@ -42,10 +63,9 @@ __device__ __forceinline__ void conv1d_tiles(const T* __restrict__ x, const T* _
                                              int steps) {
     const int tiles = (steps + CONV_TILE - 1) / CONV_TILE;
     const long long total = static_cast<long long>(batch) * channels * tiles;
-    // 16-byte vectors of the input: whole tiles only, every row aligned.
-    constexpr int kVec = 16 / sizeof(T);
-    const bool vec = steps % CONV_TILE == 0 && (reinterpret_cast<size_t>(x) & 15) == 0 &&
-                     (reinterpret_cast<size_t>(y) & 15) == 0;
+    // 8-byte vectors (2 fp32 or 4 bf16): a row of 1300 steps starts 8-byte aligned in both
+    // types, where 16 bytes would need a multiple of 4 (fp32) or 8 (bf16) steps.
+    constexpr int kVec = 8 / sizeof(T);
     for (long long id = blockIdx.x * static_cast<long long>(CONV_BLOCK) + threadIdx.x; id < total;
          id += static_cast<long long>(gridDim.x) * CONV_BLOCK) {
         const int tile = static_cast<int>(id % tiles);
@@ -65,22 +85,26 @@ __device__ __forceinline__ void conv1d_tiles(const T* __restrict__ x, const T* _
             const int t = t0 - 3 + k;
             p[k] = t >= 0 ? to_float(xr[t]) : (state_in ? to_float(state_in[row * 3 + 3 + t]) : 0.0f);
         }
+        const bool vec = t0 + CONV_TILE <= steps && (reinterpret_cast<size_t>(xr) & 7) == 0 &&
+                         (reinterpret_cast<size_t>(yr) & 7) == 0;
         if (vec) {
-            T in[CONV_TILE], out[CONV_TILE];
+            // Whole 8-byte vectors in and out, held in registers (indices are compile-time
+            // constants once unrolled; an array whose address is taken would go to local memory).
+            uint2 in[CONV_TILE / kVec], out[CONV_TILE / kVec] = {};
 #pragma unroll
             for (int v = 0; v < CONV_TILE / kVec; ++v)
-                reinterpret_cast<uint4*>(in)[v] = reinterpret_cast<const uint4*>(xr + t0)[v];
+                in[v] = reinterpret_cast<const uint2*>(xr + t0)[v];
 #pragma unroll
             for (int i = 0; i < CONV_TILE; ++i) {
-                const float xt = to_float(in[i]);
-                out[i] = from_float<T>(conv_step<T>(b, p[0], p[1], p[2], xt, wc));
+                const float xt = lane_get<T>(in[i / kVec], i % kVec);
+                lane_set<T>(out[i / kVec], i % kVec, conv_step<T>(b, p[0], p[1], p[2], xt, wc));
                 p[0] = p[1];
                 p[1] = p[2];
                 p[2] = xt;
             }
 #pragma unroll
             for (int v = 0; v < CONV_TILE / kVec; ++v)
-                reinterpret_cast<uint4*>(yr + t0)[v] = reinterpret_cast<const uint4*>(out)[v];
+                reinterpret_cast<uint2*>(yr + t0)[v] = out[v];
         } else {
             for (int t = t0; t < min(steps, t0 + CONV_TILE); ++t) {
                 const float xt = to_float(xr[t]);

@@ -16,6 +16,10 @@
 #ifndef RMS_WIDTH
 #define RMS_WIDTH 1024 // partial sums of the reduction: part of the numerics; a multiple of 32
 #endif
+#ifndef RMS_CACHE
+#define RMS_CACHE 8 // 16-byte chunks per thread kept in registers between the two passes: rows
+                    // up to RMS_BLOCK * RMS_CACHE chunks are read from memory once
+#endif
 
 static_assert(RMS_WIDTH % RMS_BLOCK == 0, "RMS_BLOCK must divide RMS_WIDTH");
 static_assert(RMS_WIDTH % 32 == 0 && RMS_WIDTH <= 1024, "RMS_WIDTH: a multiple of 32, <= 1024");
@@ -27,6 +31,9 @@ template <> struct Vec16<float> {
     __device__ __forceinline__ float get(int i) const {
         return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
     }
+    __device__ __forceinline__ void set(int i, float f) {
+        (i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w) = f;
+    }
 };
 template <> struct Vec16<bf16> {
     uint4 v;
@@ -34,6 +41,10 @@ template <> struct Vec16<bf16> {
     __device__ __forceinline__ float get(int i) const {
         const unsigned word = i < 2 ? v.x : i < 4 ? v.y : i < 6 ? v.z : v.w;
         return __uint_as_float((i & 1) ? (word & 0xffff0000u) : (word << 16));
+    }
+    __device__ __forceinline__ void set(int i, bf16 h) {
+        unsigned& w = i < 2 ? v.x : i < 4 ? v.y : i < 6 ? v.z : v.w;
+        w = (i & 1) ? ((w & 0x0000ffffu) | (unsigned(h.bits) << 16)) : ((w & 0xffff0000u) | h.bits);
     }
 };
 
@@ -58,27 +69,45 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
 #pragma unroll
         for (int s = 0; s < kSlots; ++s)
             acc[s] = 0.0f;
-        int slot = 0;
-        for (int c = threadIdx.x; c < chunks; c += RMS_BLOCK) {
-            float a = 0.0f;
+        // A row that fits RMS_CACHE chunks per thread stays in registers for the apply pass.
+        const bool cached = vec && chunks <= RMS_CACHE * RMS_BLOCK;
+        Vec16<T> cache[RMS_CACHE];
+        if (cached) {
 #pragma unroll
-            for (int s = 0; s < kSlots; ++s)
-                a = s == slot ? acc[s] : a;
-            if (vec) {
-                const Vec16<T> v{reinterpret_cast<const decltype(Vec16<T>::v)*>(xr)[c]};
+            for (int k = 0; k < RMS_CACHE; ++k) {
+                const int c = threadIdx.x + k * RMS_BLOCK;
+                if (c < chunks) {
+                    cache[k].v = reinterpret_cast<const decltype(Vec16<T>::v)*>(xr)[c];
+                    float a = acc[k % kSlots];
 #pragma unroll
-                for (int i = 0; i < kChunk; ++i)
-                    a = __fmaf_rn(v.get(i), v.get(i), a);
-            } else {
-                for (int i = c * kChunk; i < min(n, (c + 1) * kChunk); ++i) {
-                    const float v = to_float(xr[i]);
-                    a = __fmaf_rn(v, v, a);
+                    for (int i = 0; i < kChunk; ++i)
+                        a = __fmaf_rn(cache[k].get(i), cache[k].get(i), a);
+                    acc[k % kSlots] = a;
                 }
             }
+        } else {
+            int slot = 0;
+            for (int c = threadIdx.x; c < chunks; c += RMS_BLOCK) {
+                float a = 0.0f;
 #pragma unroll
-            for (int s = 0; s < kSlots; ++s)
-                acc[s] = s == slot ? a : acc[s];
-            slot = slot + 1 == kSlots ? 0 : slot + 1;
+                for (int s = 0; s < kSlots; ++s)
+                    a = s == slot ? acc[s] : a;
+                if (vec) {
+                    const Vec16<T> v{reinterpret_cast<const decltype(Vec16<T>::v)*>(xr)[c]};
+#pragma unroll
+                    for (int i = 0; i < kChunk; ++i)
+                        a = __fmaf_rn(v.get(i), v.get(i), a);
+                } else {
+                    for (int i = c * kChunk; i < min(n, (c + 1) * kChunk); ++i) {
+                        const float v = to_float(xr[i]);
+                        a = __fmaf_rn(v, v, a);
+                    }
+                }
+#pragma unroll
+                for (int s = 0; s < kSlots; ++s)
+                    acc[s] = s == slot ? a : acc[s];
+                slot = slot + 1 == kSlots ? 0 : slot + 1;
+            }
         }
         // Partial j = threadIdx.x + s * RMS_BLOCK sits in lane j % 32 of "virtual warp" j / 32,
         // exactly where a block of RMS_WIDTH threads would hold it.
@@ -98,16 +127,29 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
         __syncthreads();
         // Exact division and square root: the scale is computed once per row.
         const float inv = 1.0f / sqrtf(total / static_cast<float>(n) + eps);
-        if (vec) {
-            using V = decltype(Vec16<T>::v);
+        using V = decltype(Vec16<T>::v);
+        if (cached) {
+#pragma unroll
+            for (int k = 0; k < RMS_CACHE; ++k) {
+                const int c = threadIdx.x + k * RMS_BLOCK;
+                if (c < chunks) {
+                    const Vec16<T> wv{reinterpret_cast<const V*>(w)[c]};
+                    Vec16<T> out;
+#pragma unroll
+                    for (int i = 0; i < kChunk; ++i)
+                        out.set(i, from_float<T>(__fmul_rn(__fmul_rn(cache[k].get(i), inv), wv.get(i))));
+                    reinterpret_cast<V*>(yr)[c] = out.v;
+                }
+            }
+        } else if (vec) {
             for (int c = threadIdx.x; c < chunks; c += RMS_BLOCK) {
                 const Vec16<T> xv{reinterpret_cast<const V*>(xr)[c]};
                 const Vec16<T> wv{reinterpret_cast<const V*>(w)[c]};
-                T out[kChunk];
+                Vec16<T> out;
 #pragma unroll
                 for (int i = 0; i < kChunk; ++i)
-                    out[i] = from_float<T>(__fmul_rn(__fmul_rn(xv.get(i), inv), wv.get(i)));
-                reinterpret_cast<V*>(yr)[c] = *reinterpret_cast<const V*>(out);
+                    out.set(i, from_float<T>(__fmul_rn(__fmul_rn(xv.get(i), inv), wv.get(i))));
+                reinterpret_cast<V*>(yr)[c] = out.v;
             }
         } else {
             for (int i = threadIdx.x; i < n; i += RMS_BLOCK)

@@ -369,7 +369,12 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
                                                     bufs.capacity[a]);
                             bufs.buffers[a].upload(c.bytes.data(), c.bytes.size());
                         }
-                    Bench bench(device, {spec.warmup, spec.reps, spec.flush_l2});
+                    BenchOptions bo;
+                    bo.warmup = spec.warmup;
+                    bo.reps = spec.reps;
+                    bo.flush_l2 = spec.flush_l2;
+                    bo.graph = spec.graph;
+                    Bench bench(device, bo);
                     launch_variant(fn, spec, variants[i], bufs, bench.stream());
                     check(driver().cuStreamSynchronize(bench.stream()), "cuStreamSynchronize");
                     std::vector<HostBuffer> outs;

@@ -319,7 +319,12 @@ SweepSpec SweepSpec::load(const std::filesystem::path& path) {
     }
     if (const auto* n = root.get("bench")) {
         const auto& t = r.table(*n, "bench");
-        r.only_keys(t, {"warmup", "reps", "flush_l2", "bytes", "flops"}, "[bench]");
+        r.only_keys(t, {"warmup", "reps", "flush_l2", "graph", "bytes", "flops"}, "[bench]");
+        if (const auto* v = t.get("graph")) {
+            if (!v->is_boolean())
+                r.fail(*v, "'graph' must be true or false");
+            spec.graph = v->value_or(false);
+        }
         if (const auto* v = t.get("warmup"))
             spec.warmup = static_cast<int>(r.integer(*v, "warmup"));
         if (const auto* v = t.get("reps"))

@@ -51,6 +51,7 @@ struct SweepSpec {
     std::map<std::string, long long> baseline; ///< parameter values of the baseline variant
     int warmup = 3, reps = 20;
     bool flush_l2 = false;
+    bool graph = false; ///< time each repetition as a CUDA graph launch (tiny kernels)
     std::optional<Expr> bytes, flops;
     std::string text; ///< the file's text (part of the results-cache key)
     /// Where each define and swept parameter is named in the file: (line, column).
