@@ -157,4 +157,58 @@ TEST_CASE("an rms_norm sweep runs and checks and ranks and a warm re-run comes f
     MESSAGE("cold " << ms(t0, t1) << " ms, fill " << ms(t2, t3) << " ms, warm " << ms(t3, t4) << " ms");
 }
 
+TEST_CASE("a tolerance sweep compares every variant with the float64 reference") {
+    KJIT_REQUIRE_DEVICE();
+    test::TempDir dir;
+    std::ofstream(dir.path() / "tol.toml") << R"toml(kernel = "rms_norm"
+[shape]
+rows = 64
+n = 1000
+[sweep]
+RMS_WIDTH = [256, 512, 1024]
+[launch]
+entry = "rms_norm_f32"
+grid = "rows"
+block = 128
+[[args]]
+name = "x"
+type = "f32*"
+count = "rows * n"
+[[args]]
+name = "w"
+type = "f32*"
+count = "n"
+[[args]]
+name = "y"
+type = "f32*"
+count = "rows * n"
+output = true
+[[args]]
+name = "rows"
+type = "i32"
+value = "rows"
+[[args]]
+name = "n"
+type = "i32"
+value = "n"
+[[args]]
+name = "eps"
+type = "f32"
+value = "1e-6"
+[check]
+mode = "tolerance"
+rtol = 1e-6
+reference = "rms_norm"
+)toml";
+    const Run r = run_kjit("sweep --no-cache " + (dir.path() / "tol.toml").string() + " --out " +
+                           (dir.path() / "out").string());
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(r.out.find("OUT OF TOLERANCE") == std::string::npos);
+    std::size_t within = 0;
+    for (std::size_t p = 0; (p = r.out.find("within tolerance", p)) != std::string::npos; ++p)
+        ++within;
+    CHECK(within == 3);
+}
+
 } // TEST_SUITE

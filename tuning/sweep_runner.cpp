@@ -6,6 +6,7 @@
 #include "runtime/buffer.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/geometry.hpp"
+#include "tuning/kernel_cases.hpp"
 #include "tuning/numeric.hpp"
 #include "tuning/roofline.hpp"
 
@@ -211,6 +212,52 @@ void launch_variant(const Function& fn, const SweepSpec& spec, const SweepVarian
     fn.launch_packed(c, params.data(), sizes, aligns, token);
 }
 
+/// The outputs of the kernel-case row `spec.reference` in float64, by output name, computed
+/// from the sweep's initial buffers (matched to the row's inputs by name) at the sweep's shape.
+std::map<std::string, std::vector<double>> tolerance_reference(const SweepSpec& spec,
+                                                               const SweepVariant& base,
+                                                               const std::vector<HostBuffer>& initial) {
+    const KernelCase* kc = nullptr;
+    try {
+        kc = &kernel_case(spec.reference);
+    } catch (const NotFoundError& e) {
+        throw ConfigError(std::string("[check] reference: ") + e.what(), spec.file);
+    }
+    ShapeValues shape;
+    for (const auto& [k, v] : spec.shape)
+        shape[k] = v;
+    DType dtype = DType::f32;
+    for (const auto& a : spec.args)
+        if (a.output) {
+            dtype = a.dtype;
+            break;
+        }
+    const CaseLayout layout = kc->layout(shape, dtype);
+    std::vector<std::vector<double>> inputs;
+    for (const BufferSpec& b : layout.inputs) {
+        const auto it = std::find_if(initial.begin(), initial.end(),
+                                     [&](const HostBuffer& h) { return h.name == b.name; });
+        if (it == initial.end())
+            throw ConfigError("tolerance reference " + spec.reference + " reads an input '" +
+                                  b.name + "' that the sweep has no argument for",
+                              spec.file);
+        std::vector<double> v = element_values(*it);
+        v.resize(b.count);
+        inputs.push_back(std::move(v));
+    }
+    std::vector<std::vector<double>> outputs;
+    for (const BufferSpec& b : layout.outputs)
+        outputs.emplace_back(b.count);
+    Defines defines = kc->defines;
+    for (const auto& [k, v] : base.defines)
+        defines[k] = v;
+    kc->reference(shape, defines, inputs, outputs);
+    std::map<std::string, std::vector<double>> out;
+    for (std::size_t i = 0; i < layout.outputs.size(); ++i)
+        out[layout.outputs[i].name] = std::move(outputs[i]);
+    return out;
+}
+
 } // namespace
 
 SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
@@ -341,6 +388,11 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
                 if (!h.bytes.empty())
                     bufs.buffers[a].upload(h.bytes.data(), h.bytes.size());
             }
+            // Tolerance mode: the float64 reference of the kernel-case row `reference`, fed the
+            // sweep's own inputs by name, once per worker.
+            std::map<std::string, std::vector<double>> want;
+            if (spec.check == SweepSpec::Check::tolerance && !prepared_rows.empty())
+                want = tolerance_reference(spec, variants[base], initial);
             std::vector<std::size_t> order = prepared_rows;
             std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return i == base; });
             for (std::size_t i : order) {
@@ -390,6 +442,9 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
                         h.bytes.resize(h.count * dtype_size(h.dtype));
                         if (!spec.args[a].in_out)
                             row.unwritten += find_unwritten(h).count;
+                        if (const auto w = want.find(h.name); w != want.end())
+                            row.error_vs_reference = std::max(
+                                row.error_vs_reference, relative_l2(element_values(h), w->second));
                         row.digests.emplace_back(h.name, digest(h));
                         outs.push_back(std::move(h));
                     }
@@ -444,6 +499,15 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
             row.ratio = row.stats.median / b.stats.median;
         if (row.unwritten > 0) {
             row.check = "UNWRITTEN " + std::to_string(row.unwritten);
+            continue;
+        }
+        if (spec.check == SweepSpec::Check::tolerance) {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%.2e", row.error_vs_reference);
+            row.check = (row.error_vs_reference >= 0 && row.error_vs_reference <= spec.rtol
+                             ? "within tolerance "
+                             : "OUT OF TOLERANCE ") +
+                        std::string(buf);
             continue;
         }
         if (spec.check != SweepSpec::Check::digest) {
