@@ -164,6 +164,8 @@ TEST_CASE("a tolerance sweep compares every variant with the float64 reference")
 [shape]
 rows = 64
 n = 1000
+[defines]
+RMS_BLOCK = 128
 [sweep]
 RMS_WIDTH = [256, 512, 1024]
 [launch]
