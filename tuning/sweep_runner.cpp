@@ -543,22 +543,22 @@ std::string sweep_table(const SweepSpec& spec, const SweepResult& result) {
     });
     std::ostringstream os;
     char buf[512];
-    std::snprintf(buf, sizeof buf, "%-28s %-14s %-12s %5s %9s %6s %6s %10s %7s %8s %6s %7s  %s\n",
-                  "variant", "grid", "block", "regs", "blocks/SM", "waves", "SMs", "median us",
-                  "spread", "GB/s", "copy", "ratio", "check");
+    std::snprintf(buf, sizeof buf, "%-28s %3s %-14s %-12s %5s %9s %6s %6s %10s %7s %8s %6s %7s  %s\n",
+                  "variant", "dev", "grid", "block", "regs", "blocks/SM", "waves", "SMs",
+                  "median us", "spread", "GB/s", "copy", "ratio", "check");
     os << buf;
     for (const SweepRow* r : rows) {
         std::string label = r->variant.label() + (r->variant.baseline ? " *" : "");
         if (!r->error.empty()) {
-            std::snprintf(buf, sizeof buf, "%-28s %-14s %-12s FAILED: %s\n", label.c_str(),
-                          r->variant.grid.str().c_str(), r->variant.block.str().c_str(),
+            std::snprintf(buf, sizeof buf, "%-28s %3d %-14s %-12s FAILED: %s\n", label.c_str(),
+                          r->device, r->variant.grid.str().c_str(), r->variant.block.str().c_str(),
                           r->error.substr(0, 160).c_str());
             os << buf;
             continue;
         }
         std::snprintf(buf, sizeof buf,
-                      "%-28s %-14s %-12s %5d %9d %6.2f %5.1f%% %10.2f %6.1f%% %8.1f %5.1f%% %7.3f  %s%s\n",
-                      label.c_str(), r->variant.grid.str().c_str(), r->variant.block.str().c_str(),
+                      "%-28s %3d %-14s %-12s %5d %9d %6.2f %5.1f%% %10.2f %6.1f%% %8.1f %5.1f%% %7.3f  %s%s\n",
+                      label.c_str(), r->device, r->variant.grid.str().c_str(), r->variant.block.str().c_str(),
                       r->registers, r->blocks_per_sm, r->waves, 100 * r->sm_share,
                       r->stats.median * 1000, 100 * r->stats.relative_spread(), r->gbps,
                       100 * r->copy_share, r->ratio, r->check.c_str(), r->cached ? " (cached)" : "");
@@ -574,7 +574,7 @@ void write_sweep_outputs(const SweepSpec& spec, const SweepResult& result, const
     csv << "variant";
     for (const auto& p : spec.params)
         csv << ',' << p.name;
-    csv << ",grid,block,smem,registers,blocks_per_sm,waves,sm_share,median_ms,min_ms,max_ms,"
+    csv << ",device,grid,block,smem,registers,blocks_per_sm,waves,sm_share,median_ms,min_ms,max_ms,"
            "stddev_ms,gbps,copy_share,ratio,check,error\n";
     std::ofstream json(dir / "sweep.json");
     json << "{\n  \"kernel\": \"" << spec.kernel << "\",\n  \"provenance\": \""
@@ -591,7 +591,7 @@ void write_sweep_outputs(const SweepSpec& spec, const SweepResult& result, const
         csv << '"' << r.variant.label() << '"';
         for (const auto& p : spec.params)
             csv << ',' << r.variant.params.at(p.name);
-        csv << ',' << '"' << r.variant.grid.str() << "\",\"" << r.variant.block.str() << "\","
+        csv << ',' << r.device << ',' << '"' << r.variant.grid.str() << "\",\"" << r.variant.block.str() << "\","
             << r.variant.smem << ',' << r.registers << ',' << r.blocks_per_sm << ',' << r.waves
             << ',' << r.sm_share << ',' << r.stats.median << ',' << r.stats.min << ','
             << r.stats.max << ',' << r.stats.stddev << ',' << r.gbps << ',' << r.copy_share << ','
@@ -602,7 +602,7 @@ void write_sweep_outputs(const SweepSpec& spec, const SweepResult& result, const
             json << (first ? "" : ", ") << quoted(k) << ": " << v;
             first = false;
         }
-        json << "}, \"baseline\": " << (r.variant.baseline ? "true" : "false")
+        json << "}, \"device\": " << r.device << ", \"baseline\": " << (r.variant.baseline ? "true" : "false")
              << ", \"grid\": " << quoted(r.variant.grid.str()) << ", \"block\": "
              << quoted(r.variant.block.str()) << ", \"blocks_per_sm\": " << r.blocks_per_sm
              << ", \"waves\": " << r.waves << ", \"sm_share\": " << r.sm_share
