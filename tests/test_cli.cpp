@@ -125,6 +125,20 @@ TEST_CASE("no driver is reported as such and not as a crash") {
     CHECK(contains(c.out, "launch checks skipped: no CUDA driver"));
 }
 
+TEST_CASE("a driver without a device is reported as no CUDA device") {
+    const std::string env = std::string("KJIT_DRIVER_LIBRARY=") + KJIT_STUB_DRIVER;
+    Run r = run_kjit("info", env);
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "no CUDA device: the driver (13.0) reports no device"));
+    r = run_kjit("bench rms_norm", env);
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, "no CUDA device: the driver (13.0) reports no device"));
+    r = run_kjit("check", env);
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "launch checks skipped: no CUDA device"));
+}
+
 TEST_CASE("kjit specialize compiles a shape file then serves it from the disk cache") {
     kjit::test::TempDir dir;
     const auto shape = dir.path() / "shape.toml";
