@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets into ./build-fuzz (clang++-14, AddressSanitizer) and runs
-# fuzz_lint for a bounded time over a corpus seeded from kernel_src/ and the lint fixtures.
-# Exit 0: no crash and no hang; a failing input is left in build-fuzz/ as crash-* or timeout-*.
-# Usage: fuzz/run.sh [SECONDS]   (default 30)
+# Builds the libFuzzer targets into ./build-fuzz (clang++-14, AddressSanitizer; the directory
+# is $KJIT_FUZZ_BUILD_DIR when set) and runs each for SECONDS: fuzz_lint over kernel_src/ and
+# the lint fixtures, fuzz_toml over every TOML file of the repo (sweep specs, shape files,
+# digest baselines, fixtures), fuzz_cache_entry from an empty corpus.
+# Exit 0: no crash and no hang in any target; a failing input is left in the build directory
+# as <target>-crash-* or <target>-timeout-*.
+# Usage: fuzz/run.sh [SECONDS]   (default 30 per target)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
-build_dir=build-fuzz
+build_dir=${KJIT_FUZZ_BUILD_DIR:-build-fuzz}
 
 packages=(clang-14 libclang-rt-14-dev libclang-14-dev)
 missing=()
@@ -23,11 +26,28 @@ fi
 [ -f "$build_dir/CMakeCache.txt" ] ||
   cmake -S . -B "$build_dir" -DCMAKE_CXX_COMPILER=clang++-14 -DKJIT_FUZZ=ON \
     -DKJIT_BUILD_TESTS=OFF -DCUDAToolkit_ROOT=/usr/local/cuda >/dev/null
-cmake --build "$build_dir" --target fuzz_lint -j "$(nproc)"
+targets=(fuzz_lint fuzz_toml fuzz_cache_entry)
+cmake --build "$build_dir" --target "${targets[@]}" -j "$(nproc)"
 
-corpus="$build_dir/corpus/lint"
-mkdir -p "$corpus"
-cp kernel_src/*.cu kernel_src/*.cuh tests/fixtures/lint/*.cu "$corpus"/
-echo "kjit fuzz: fuzz_lint for ${seconds}s over $(ls "$corpus" | wc -l) corpus file(s)"
-"$build_dir/fuzz/fuzz_lint" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-  -max_len=16384 -print_final_stats=1 -artifact_prefix="$build_dir/" "$corpus"
+# Seeds: one directory per target; file names keep their origin (bench/sweep48.toml ->
+# bench_sweep48.toml) so same-named files of different directories do not collide.
+seed() {
+  local corpus="$build_dir/corpus/$1"
+  shift
+  mkdir -p "$corpus"
+  for f in "$@"; do cp "$f" "$corpus/${f//\//_}"; done
+}
+shopt -s globstar nullglob
+seed fuzz_lint kernel_src/*.cu kernel_src/*.cuh tests/fixtures/lint/*.cu
+seed fuzz_toml kernel_src/*.toml bench/**/*.toml tests/fixtures/**/*.toml
+seed fuzz_cache_entry
+
+status=0
+for target in "${targets[@]}"; do
+  corpus="$build_dir/corpus/$target"
+  echo "kjit fuzz: $target for ${seconds}s over $(ls "$corpus" | wc -l) corpus file(s)"
+  "$build_dir/fuzz/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -max_len=16384 -print_final_stats=1 -artifact_prefix="$build_dir/$target-" "$corpus" ||
+    { status=1; echo "kjit fuzz: $target FAILED (input left in $build_dir/)"; }
+done
+exit $status
