@@ -2,12 +2,17 @@
 // Helpers shared by kjit's tests.
 
 #include "runtime/driver.hpp"
+#include "runtime/module.hpp"
 
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
+
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 namespace kjit::test {
@@ -27,6 +32,46 @@ inline bool skip_without_device() {
         std::_Exit(kSkipExitCode);
     MESSAGE("skipped: " << reason);
     return true;
+}
+
+/// What a command printed (stdout and stderr together) and its exit code.
+struct Run {
+    int code;
+    std::string out;
+};
+
+/// Runs a shell command line, capturing stdout and stderr together.
+inline Run run_shell(const std::string& command) {
+    FILE* p = popen((command + " 2>&1").c_str(), "r");
+    REQUIRE(p != nullptr);
+    std::string out;
+    std::array<char, 4096> buf{};
+    while (std::size_t n = fread(buf.data(), 1, buf.size(), p))
+        out.append(buf.data(), n);
+    const int status = pclose(p);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+#ifdef KJIT_BINARY
+/// Runs the built kjit with `args`, after the environment assignments `env` ("A=1 B=2").
+inline Run run_kjit(const std::string& args, const std::string& env = {}) {
+    return run_shell(env + (env.empty() ? "" : " ") + KJIT_BINARY + " " + args);
+}
+#endif
+
+/// True when `part` occurs in `s`.
+inline bool contains(const std::string& s, const std::string& part) {
+    return s.find(part) != std::string::npos;
+}
+
+/// The text of the LaunchError `f` throws, or "(no error)".
+inline std::string launch_error(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const LaunchError& e) {
+        return e.what();
+    }
+    return "(no error)";
 }
 
 /// A fresh directory under the system temp dir, removed with the object.

@@ -20,26 +20,9 @@
 using namespace kjit;
 
 namespace {
-struct Run {
-    int code;
-    std::string out; // stdout and stderr together
-};
-
-Run run_kjit(const std::string& args, const std::string& env = {}) {
-    const std::string cmd = env + (env.empty() ? "" : " ") + KJIT_BINARY + " " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::string out;
-    std::array<char, 4096> buf{};
-    while (std::size_t n = fread(buf.data(), 1, buf.size(), p))
-        out.append(buf.data(), n);
-    const int status = pclose(p);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-bool contains(const std::string& s, const std::string& part) {
-    return s.find(part) != std::string::npos;
-}
+using kjit::test::contains;
+using kjit::test::Run;
+using kjit::test::run_kjit;
 
 std::uint32_t bits_at(const HostBuffer& b, std::size_t i) {
     std::uint32_t v = 0;

@@ -13,6 +13,9 @@
 #include <sstream>
 
 namespace {
+using kjit::test::contains;
+using kjit::test::Run;
+using kjit::test::run_shell;
 using kjit::Environment;
 using kjit::FlagError;
 using kjit::FlagRegistry;
@@ -23,29 +26,10 @@ using kjit::FlagType;
 const std::string kFixtures = KJIT_SOURCE_DIR "/tests/fixtures/env/";
 const std::string kMamba = kFixtures + "mamba_rs.toml";
 
-struct Run {
-    int code;
-    std::string out; // stdout and stderr together
-};
-
-Run run_shell(const std::string& cmd) {
-    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::string out;
-    std::array<char, 4096> buf{};
-    while (std::size_t n = fread(buf.data(), 1, buf.size(), p))
-        out.append(buf.data(), n);
-    const int status = pclose(p);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
 /// `kjit ARGS` in an environment holding only PATH and `env` (NAME=VALUE ...).
-Run run_kjit(const std::string& args, const std::string& env = {}) {
-    return run_shell("env -i PATH=/usr/bin:/bin " + env + " " + KJIT_BINARY + " " + args);
-}
-
-bool contains(const std::string& s, const std::string& part) {
-    return s.find(part) != std::string::npos;
+kjit::test::Run run_clean(const std::string& args, const std::string& env = {}) {
+    return kjit::test::run_shell("env -i PATH=/usr/bin:/bin " + env + " " + KJIT_BINARY + " " +
+                                 args);
 }
 
 FlagRegistry mamba() {
@@ -388,7 +372,7 @@ TEST_CASE("a flags file with a mistake is reported at file:line:col") {
 }
 
 TEST_CASE("kjit env lists every declared flag with its value and source") {
-    const Run r = run_kjit("env --flags " + kMamba, "KJIT_LEDGER=on MAMBA_RS_T_SPLIT=32");
+    const Run r = run_clean("env --flags " + kMamba, "KJIT_LEDGER=on MAMBA_RS_T_SPLIT=32");
     INFO(r.out);
     CHECK(r.code == 0);
     std::istringstream lines(r.out);
@@ -415,7 +399,7 @@ TEST_CASE("kjit env lists every declared flag with its value and source") {
 }
 
 TEST_CASE("kjit env exits 1 on environment errors and names each") {
-    const Run r = run_kjit("env --flags " + kMamba,
+    const Run r = run_clean("env --flags " + kMamba,
                            "MAMBA_RS_BI_TENSOR_CORES=1 KJIT_COMPILE_JOBS=lots");
     INFO(r.out);
     CHECK(r.code == 1);
@@ -423,28 +407,28 @@ TEST_CASE("kjit env exits 1 on environment errors and names each") {
                           "mean MAMBA_RS_BATCH_INVARIANT_TC?\n"));
     CHECK(contains(r.out, "kjit: error: KJIT_COMPILE_JOBS=lots is not an integer; accepted "
                           "values: integers 0..1024\n"));
-    const Run t = run_kjit("env", "KJIT_LEDGR=1");
+    const Run t = run_clean("env", "KJIT_LEDGR=1");
     CHECK(t.code == 1);
     CHECK(contains(t.out, "did you mean KJIT_LEDGER?"));
 }
 
 TEST_CASE("kjit env with a broken flags file exits 2 at file:line:col") {
-    const Run r = run_kjit("env --flags " + kFixtures + "unknown_key.toml");
+    const Run r = run_clean("env --flags " + kFixtures + "unknown_key.toml");
     INFO(r.out);
     CHECK(r.code == 2);
     CHECK(contains(r.out, kFixtures + "unknown_key.toml:6:1: error: unknown key 'defualt'"));
-    CHECK(run_kjit("env --flags /nonexistent/flags.toml").code == 2);
+    CHECK(run_clean("env --flags /nonexistent/flags.toml").code == 2);
 }
 
 TEST_CASE("kjit env --restore output applied to the environment gives the all-default tier") {
     const std::string set = "MAMBA_RS_BATCH_INVARIANT=1 MAMBA_RS_BATCH_INVARIANT_TC=yes "
                             "MAMBA_RS_SCAN=fast KJIT_LEDGER=1 MAMBA_RS_BI_TENSOR_CORES=1";
-    const Run before = run_kjit("env --flags " + kMamba,
+    const Run before = run_clean("env --flags " + kMamba,
                                 "MAMBA_RS_BATCH_INVARIANT=1 MAMBA_RS_BATCH_INVARIANT_TC=yes "
                                 "MAMBA_RS_SCAN=fast");
     CHECK(contains(before.out, "tier=bi+tc+fastscan"));
 
-    const Run restore = run_kjit("env --restore --flags " + kMamba, set);
+    const Run restore = run_clean("env --restore --flags " + kMamba, set);
     INFO(restore.out);
     CHECK(restore.code == 0);
     CHECK(restore.out == "unset KJIT_LEDGER\nunset MAMBA_RS_BATCH_INVARIANT\n"
@@ -478,7 +462,7 @@ TEST_CASE("kjit env --restore output applied to the environment gives the all-de
 }
 
 TEST_CASE("kjit env --markdown prints the declared flags as a table") {
-    const Run r = run_kjit("env --markdown --flags " + kMamba);
+    const Run r = run_clean("env --markdown --flags " + kMamba);
     INFO(r.out);
     CHECK(r.code == 0);
     CHECK(contains(r.out, "| flag | type | default | what it does |\n|---|---|---|---|\n"));
@@ -488,7 +472,7 @@ TEST_CASE("kjit env --markdown prints the declared flags as a table") {
 }
 
 TEST_CASE("the README's flag table is what kjit env --markdown prints") {
-    const Run r = run_kjit("env --markdown");
+    const Run r = run_clean("env --markdown");
     REQUIRE(r.code == 0);
     std::ifstream in(KJIT_SOURCE_DIR "/README.md");
     std::stringstream readme;

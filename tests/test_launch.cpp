@@ -14,6 +14,7 @@
 #include <numeric>
 
 using namespace kjit;
+using kjit::test::launch_error;
 
 namespace {
 
@@ -45,15 +46,6 @@ Module load_test_kernels(const Context& ctx) {
     CompileOptions o;
     o.arch = ctx.device().arch();
     return Module::load(ctx, compile(set, "launch_tests", o).cubin, "launch_tests");
-}
-
-std::string launch_error(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const LaunchError& e) {
-        return e.what();
-    }
-    return "(no error)";
 }
 
 } // namespace

@@ -12,31 +12,14 @@
 #include <sstream>
 
 namespace {
+using kjit::test::contains;
+using kjit::test::Run;
+using kjit::test::run_kjit;
 using namespace kjit::lint;
 
 const std::filesystem::path kFixtures = KJIT_SOURCE_DIR "/tests/fixtures/lint";
 const std::filesystem::path kKernels = KJIT_SOURCE_DIR "/kernel_src";
 
-struct Run {
-    int code;
-    std::string out; // stdout and stderr together
-};
-
-Run run_kjit(const std::string& args) {
-    const std::string cmd = std::string(KJIT_BINARY) + " " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::string out;
-    std::array<char, 4096> buf{};
-    while (std::size_t n = fread(buf.data(), 1, buf.size(), p))
-        out.append(buf.data(), n);
-    const int status = pclose(p);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-bool contains(const std::string& s, const std::string& part) {
-    return s.find(part) != std::string::npos;
-}
 
 std::string join_lines(const std::vector<std::string>& lines) {
     std::string out;

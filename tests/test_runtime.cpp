@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 
 using namespace kjit;
+using kjit::test::launch_error;
 
 namespace {
 /// rms_norm compiled for the device with RMS_BLOCK=block, loaded into `ctx`.
@@ -23,14 +24,6 @@ Module load_rms_norm(const Context& ctx, int block) {
     return Module::load(ctx, compile(SourceSet::embedded(), "rms_norm", o).cubin, "rms_norm");
 }
 
-std::string launch_error(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const LaunchError& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
 } // namespace
 
 TEST_SUITE("runtime") {

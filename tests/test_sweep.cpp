@@ -12,23 +12,9 @@
 using namespace kjit;
 
 namespace {
-struct Run {
-    int code;
-    std::string out;
-};
-
-Run run_kjit(const std::string& args) {
-    const std::string cmd = std::string(KJIT_BINARY) + " " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::string out;
-    std::array<char, 4096> buf{};
-    while (std::size_t n = fread(buf.data(), 1, buf.size(), p))
-        out.append(buf.data(), n);
-    const int status = pclose(p);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
+using kjit::test::contains;
+using kjit::test::Run;
+using kjit::test::run_kjit;
 const std::string kFixtures = KJIT_SOURCE_DIR "/tests/fixtures/sweep/";
 } // namespace
 
