@@ -130,7 +130,7 @@ TEST_CASE("a cooperative launch runs when the grid fits and is refused with the 
     const Module m = load_test_kernels(ctx);
     const Function f = m.function("empty");
     Stream s;
-    LaunchConfig c{{ctx.device().sm_count(), 1, 1}, {128, 1, 1}, 0, s.handle()};
+    LaunchConfig c{{static_cast<unsigned>(ctx.device().sm_count()), 1, 1}, {128, 1, 1}, 0, s.handle()};
     c.cooperative = true;
     f.launch(c);
     s.synchronize();
