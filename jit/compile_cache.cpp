@@ -40,12 +40,8 @@ std::string unescape(std::string_view s) {
 
 std::string entry_meta(const CacheKey& key, const CompiledKernel& c) {
     std::string components;
-    for (std::size_t i = 0; i < KeyComponents::kCount; ++i) {
-        char buf[17];
-        std::snprintf(buf, sizeof buf, "%016llx",
-                      static_cast<unsigned long long>(key.components.hashes[i]));
-        components += (i ? "," : "") + std::string(buf);
-    }
+    for (std::size_t i = 0; i < KeyComponents::kCount; ++i)
+        components += (i ? "," : "") + hex64(key.components.hashes[i]);
     return "kernel=" + c.kernel + "\npath=" + c.path + "\narch=" + c.options.arch +
            "\ndefines=" + escape(c.options.defines_text()) +
            "\nsource_hash=" + c.source_hash.hex() + "\nnvrtc=" + std::to_string(nvrtc_version()) +
@@ -78,11 +74,8 @@ std::optional<CompiledKernel> CompileCache::load(const CacheKey& key,
     CompiledKernel c;
     c.kernel = meta_value(entry->meta, "kernel");
     c.path = meta_value(entry->meta, "path");
-    const std::string h = meta_value(entry->meta, "source_hash");
-    if (h.size() == 32) {
-        c.source_hash.hi = std::strtoull(h.substr(0, 16).c_str(), nullptr, 16);
-        c.source_hash.lo = std::strtoull(h.substr(16).c_str(), nullptr, 16);
-    }
+    if (const auto h = Hash128::parse(meta_value(entry->meta, "source_hash")))
+        c.source_hash = *h;
     c.options = options;
     c.cubin = std::move(entry->payload);
     c.log = unescape(meta_value(entry->meta, "log"));

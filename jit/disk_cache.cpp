@@ -249,12 +249,12 @@ std::vector<DiskEntryInfo> DiskCache::list(bool with_meta) const {
         const std::string name = e.path().filename().string();
         if (name.size() != 32 + std::strlen(kEntrySuffix) || !name.ends_with(kEntrySuffix))
             continue;
+        const auto key = Hash128::parse(std::string_view(name).substr(0, 32));
         struct stat st {};
-        if (::lstat(e.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+        if (!key || ::lstat(e.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode))
             continue;
         DiskEntryInfo info;
-        info.key.hi = std::strtoull(name.substr(0, 16).c_str(), nullptr, 16);
-        info.key.lo = std::strtoull(name.substr(16, 16).c_str(), nullptr, 16);
+        info.key = *key;
         info.bytes = static_cast<std::uint64_t>(st.st_size);
         info.mtime_ns = to_ns(st.st_mtim);
         if (FILE* f = with_meta ? std::fopen(e.path().c_str(), "rb") : nullptr) {

@@ -105,7 +105,7 @@ TEST_CASE("generator inputs are fixed bits for a fixed seed in f32 and bf16") {
     // digest.
     const HostBuffer big = generated_buffer("x", DType::f32, 1 << 16, 1);
     CHECK(big.bytes == generated_buffer("x", DType::f32, 1 << 16, 1).bytes);
-    CHECK(digest_hex(digest(big)) == "062b0eeb8acf3555");
+    CHECK(hex64(digest(big)) == "062b0eeb8acf3555");
     CHECK(digest(generated_buffer("x", DType::f32, 1 << 16, 2)) != digest(big));
 }
 
@@ -114,13 +114,13 @@ TEST_CASE("xxh3-64 digests of known buffers") {
     CHECK(digest(empty) == 0x2d06800538d394c2ull); // XXH3_64bits of no bytes
     HostBuffer b = canary_buffer("y", DType::f32, 3);
     const std::uint64_t d = digest(b);
-    CHECK(digest_hex(d) == "4e3cbc86af803ec1");
+    CHECK(hex64(d) == "4e3cbc86af803ec1");
     set_bits(b, 2, bits_at(b, 2) ^ 1u); // one bit anywhere changes the digest
     CHECK(digest(b) != d);
-    CHECK(digest_hex(0x00000000000000abull) == "00000000000000ab");
-    CHECK(parse_digest_hex("0123456789ABCDEF") == 0x0123456789abcdefull);
-    CHECK_FALSE(parse_digest_hex("0123456789abcde").has_value());
-    CHECK_FALSE(parse_digest_hex("0123456789abcdeg").has_value());
+    CHECK(hex64(0x00000000000000abull) == "00000000000000ab");
+    CHECK(parse_hex64("0123456789ABCDEF") == 0x0123456789abcdefull);
+    CHECK_FALSE(parse_hex64("0123456789abcde").has_value());
+    CHECK_FALSE(parse_hex64("0123456789abcdeg").has_value());
 }
 
 TEST_CASE("outputs still holding the canary are reported as unwritten") {

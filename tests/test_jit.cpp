@@ -56,6 +56,13 @@ TEST_CASE("hash128 is xxh3-128: fixed known values") {
     CHECK(hash128("").hex() == "99aa06d3014798d86001c324468d497f");
     CHECK(hash128("kjit") != hash128("kjiT"));
     CHECK(hash64("") == 0x2d06800538d394c2ull);
+    const Hash128 h = hash128("kjit");
+    CHECK(Hash128::parse(h.hex()) == h);
+    CHECK(hex64(0x00ab) == "00000000000000ab");
+    CHECK(parse_hex64("00000000000000AB") == 0xabull);
+    CHECK_FALSE(parse_hex64("ab"));
+    CHECK_FALSE(Hash128::parse(h.hex().substr(1)));
+    CHECK_FALSE(Hash128::parse(std::string(32, 'g')));
 }
 
 TEST_CASE("CompileOptions renders NVRTC flags in a fixed order with sorted defines") {

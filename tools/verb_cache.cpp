@@ -58,12 +58,6 @@ int run_clear(const CacheArgs& args) {
     return kOk;
 }
 
-std::string hex64(std::uint64_t v) {
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-    return buf;
-}
-
 int run_why(const CacheArgs& args) {
     const SourceSet set = args.sources.load();
     CompileOptions options;

@@ -121,7 +121,7 @@ int run_record(const DigestArgs& args) {
             const std::uint64_t d = digest(out);
             c.outputs.push_back({out.name, out.dtype, out.count, d});
             std::printf("  %-20s %-5s %-4s %10zu elements  digest %s\n", key.shape.c_str(),
-                        name_of(key.dtype), out.name.c_str(), out.count, digest_hex(d).c_str());
+                        name_of(key.dtype), out.name.c_str(), out.count, hex64(d).c_str());
             if (const Unwritten u = find_unwritten(out); u.count) {
                 ++unwritten;
                 std::printf("      UNWRITTEN: %zu of %zu elements still hold the canary, first at "
@@ -241,12 +241,12 @@ int run_check(const DigestArgs& args) {
             std::printf("  %-20s %-5s %-4s ", key.shape.c_str(), name_of(key.dtype),
                         out.name.c_str());
             if (want && want->digest == d && want->count == out.count && want->dtype == out.dtype) {
-                std::printf("IDENTICAL %s\n", digest_hex(d).c_str());
+                std::printf("IDENTICAL %s\n", hex64(d).c_str());
             } else {
                 case_differs = true;
                 std::printf("DIFFERS   baseline %s now %s\n",
-                            want ? digest_hex(want->digest).c_str() : "(none)",
-                            digest_hex(d).c_str());
+                            want ? hex64(want->digest).c_str() : "(none)",
+                            hex64(d).c_str());
                 if (!want) {
                     std::printf("      the baseline records no output '%s'\n", out.name.c_str());
                 } else if (want->count != out.count || want->dtype != out.dtype) {
@@ -272,7 +272,7 @@ int run_check(const DigestArgs& args) {
                                     "the recorded digest (recorded src=%s, now src=%s): the "
                                     "comparison below is against that reference run\n",
                                     defines_text(rec.defines).c_str(),
-                                    digest_hex(digest(*base)).c_str(), rec.source_hash.c_str(),
+                                    hex64(digest(*base)).c_str(), rec.source_hash.c_str(),
                                     ref_arm.provenance.source_hash.c_str());
                     if (const auto diff = base ? first_difference(*base, out) : std::nullopt)
                         std::printf("      first difference at index %zu of %zu (%zu differ): "

@@ -108,31 +108,6 @@ std::uint64_t digest(const HostBuffer& b) {
     return hash64(std::string_view(reinterpret_cast<const char*>(b.bytes.data()), b.bytes.size()));
 }
 
-std::string digest_hex(std::uint64_t d) {
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(d));
-    return buf;
-}
-
-std::optional<std::uint64_t> parse_digest_hex(std::string_view text) {
-    if (text.size() != 16)
-        return std::nullopt;
-    std::uint64_t v = 0;
-    for (char c : text) {
-        int d;
-        if (c >= '0' && c <= '9')
-            d = c - '0';
-        else if (c >= 'a' && c <= 'f')
-            d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F')
-            d = c - 'A' + 10;
-        else
-            return std::nullopt;
-        v = v << 4 | static_cast<std::uint64_t>(d);
-    }
-    return v;
-}
-
 Unwritten find_unwritten(const HostBuffer& b) {
     Unwritten u;
     const std::uint32_t canary = canary_bits(b.dtype);
@@ -312,7 +287,7 @@ class BaselineReader {
         o.count = static_cast<std::uint64_t>(i->get());
         const toml::node& dn = required(t, "digest", "an output");
         const std::string text = string_of(dn, "digest");
-        const auto d = parse_digest_hex(text);
+        const auto d = parse_hex64(text);
         if (!d)
             fail(dn.source(), "'digest' must be 16 hex digits (xxh3-64), not '" + text + "'");
         o.digest = *d;
@@ -376,7 +351,7 @@ std::string Baseline::to_toml() const {
            << "\noutputs = [\n";
         for (const OutputDigest& o : c.outputs)
             os << "  { name = " << quoted(o.name) << ", dtype = " << quoted(dtype_name(o.dtype))
-               << ", count = " << o.count << ", digest = " << quoted(digest_hex(o.digest))
+               << ", count = " << o.count << ", digest = " << quoted(hex64(o.digest))
                << " },\n";
         os << "]\n";
     }

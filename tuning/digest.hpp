@@ -47,10 +47,6 @@ std::string format_element(const HostBuffer& buffer, std::size_t index);
 
 /// xxh3-64 of the buffer's bytes.
 std::uint64_t digest(const HostBuffer& buffer);
-/// 16 lowercase hex digits.
-std::string digest_hex(std::uint64_t digest);
-/// The value of exactly 16 hex digits, or nothing.
-std::optional<std::uint64_t> parse_digest_hex(std::string_view text);
 
 /// Elements still holding the canary after a launch.
 struct Unwritten {

@@ -74,7 +74,6 @@ void check_defines_read(const SweepSpec& spec, const SourceSet& sources) {
     }
 }
 
-std::string hex64(std::uint64_t v) { return digest_hex(v); }
 
 // ---- results cache: one small text file per row, keyed by everything that shapes it ----
 
@@ -141,7 +140,7 @@ bool load_row(SweepRow& r) {
         else if (name == "digests")
             for (std::string d; ls >> d;) {
                 const auto colon = d.rfind(':');
-                const auto v = parse_digest_hex(d.substr(colon + 1));
+                const auto v = parse_hex64(d.substr(colon + 1));
                 if (colon == std::string::npos || !v)
                     return false;
                 r.digests.emplace_back(d.substr(0, colon), *v);
@@ -267,7 +266,7 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     SourceProvider provider = SourceProvider::from_environment();
     const auto sources = provider.current();
     check_defines_read(spec, *sources);
-    result.provenance.defines = CompileOptions{.defines = spec.defines}.defines_text();
+    result.provenance.defines = defines_text(spec.defines);
     result.provenance.source_hash = sources->kernel(spec.kernel).hash.hex().substr(0, 12);
     result.rows.resize(variants.size());
     for (std::size_t i = 0; i < variants.size(); ++i)
