@@ -2,6 +2,7 @@
 // Helpers shared by kjit's tests.
 
 #include "runtime/driver.hpp"
+#include "runtime/engine.hpp"
 #include "runtime/module.hpp"
 
 #include <doctest/doctest.h>
@@ -93,6 +94,21 @@ class TempDir {
 
   private:
     std::filesystem::path path_;
+};
+
+/// Device 0, its primary context, and an engine over the embedded sources whose disk cache
+/// lives in a directory of its own (removed with the object). GPU tests only.
+struct GpuEngine {
+    TempDir cache_dir;
+    Device device = Device::get(0);
+    Context ctx{device};
+    Engine engine{&ctx, options(cache_dir), SourceProvider()};
+
+    static EngineOptions options(const TempDir& dir) {
+        EngineOptions o;
+        o.cache.dir = dir.path();
+        return o;
+    }
 };
 
 } // namespace kjit::test

@@ -440,12 +440,9 @@ TEST_SUITE("gpu") {
 
 TEST_CASE("bench times rms_norm directly and as a graph with L2 flush and input rotation") {
     KJIT_REQUIRE_DEVICE();
-    const Device device = Device::get(0);
-    const Context ctx(device);
-    test::TempDir cache_dir;
-    EngineOptions options;
-    options.cache.dir = cache_dir.path();
-    Engine engine(&ctx, options, SourceProvider());
+    test::GpuEngine gpu;
+    const Device& device = gpu.device;
+    Engine& engine = gpu.engine;
     const KernelCase& kc = kernel_case("rms_norm");
     const ShapeValues shape = parse_shape(kc, "rows=256,n=7168");
     const auto arms = prepare_arms(engine, kc, {kc.defines}, device);
@@ -481,12 +478,9 @@ TEST_CASE("bench times rms_norm directly and as a graph with L2 flush and input 
 
 TEST_CASE("digests repeat across runs and another reduction width differs at a named index") {
     KJIT_REQUIRE_DEVICE();
-    const Device device = Device::get(0);
-    const Context ctx(device);
-    test::TempDir cache_dir;
-    EngineOptions options;
-    options.cache.dir = cache_dir.path();
-    Engine engine(&ctx, options, SourceProvider());
+    test::GpuEngine gpu;
+    const Device& device = gpu.device;
+    Engine& engine = gpu.engine;
     const KernelCase& kc = kernel_case("rms_norm");
     const ShapeValues shape = parse_shape(kc, "rows=64,n=7168");
     const std::string knob = rms_norm_width_knob();

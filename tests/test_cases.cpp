@@ -262,11 +262,8 @@ TEST_CASE("every check case passes on fresh random inputs") {
     KJIT_REQUIRE_DEVICE();
     const std::uint64_t seed = std::random_device{}();
     MESSAGE("seed " << seed);
-    const Context ctx(Device::get(0));
-    test::TempDir cache_dir;
-    EngineOptions options;
-    options.cache.dir = cache_dir.path();
-    Engine engine(&ctx, options, SourceProvider());
+    test::GpuEngine gpu;
+    Engine& engine = gpu.engine;
     const std::vector<CheckCase> cases = default_check_cases();
     for (const auto& row : engine.prepare({}, check_specs(cases)))
         REQUIRE_FALSE(row.error);
@@ -283,12 +280,9 @@ TEST_CASE("every check case passes on fresh random inputs") {
 
 TEST_CASE("repeated delta_rule launches all start from the generated state") {
     KJIT_REQUIRE_DEVICE();
-    const Device device = Device::get(0);
-    const Context ctx(device);
-    test::TempDir cache_dir;
-    EngineOptions options;
-    options.cache.dir = cache_dir.path();
-    Engine engine(&ctx, options, SourceProvider());
+    test::GpuEngine gpu;
+    const Device& device = gpu.device;
+    Engine& engine = gpu.engine;
     const KernelCase& kc = kernel_case("delta_rule");
     const ShapeValues shape = parse_shape(kc, "b=2,h=3,dk=64,dv=100");
     const auto arms = prepare_arms(engine, kc, {kc.defines}, device);

@@ -60,17 +60,8 @@ DeviceBuffer poisoned(std::size_t bytes) {
     return b;
 }
 
-struct Fixture {
-    test::TempDir cache_dir;
-    Context ctx{Device::get(0)};
-    Engine engine;
-    Fixture() : engine(&ctx, options(cache_dir), SourceProvider()) {}
-    static EngineOptions options(const test::TempDir& dir) {
-        EngineOptions o;
-        o.cache.dir = dir.path();
-        return o;
-    }
-    const Function& prepare(const std::string& source, const std::map<std::string, std::string>& defines,
+/// test::GpuEngine that prepares one specialization and returns an entry point.
+struct Fixture : test::GpuEngine {    const Function& prepare(const std::string& source, const std::map<std::string, std::string>& defines,
                             const std::string& entry) {
         std::string name = source;
         for (const auto& [k, v] : defines)
