@@ -61,7 +61,8 @@ DeviceBuffer poisoned(std::size_t bytes) {
 }
 
 /// test::GpuEngine that prepares one specialization and returns an entry point.
-struct Fixture : test::GpuEngine {    const Function& prepare(const std::string& source, const std::map<std::string, std::string>& defines,
+struct Fixture : test::GpuEngine {
+    const Function& prepare(const std::string& source, const std::map<std::string, std::string>& defines,
                             const std::string& entry) {
         std::string name = source;
         for (const auto& [k, v] : defines)
