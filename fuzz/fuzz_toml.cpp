@@ -2,7 +2,7 @@
 // shape files (ShapeFile::load) and digest baselines (Baseline::parse). Any bytes load or are
 // refused with a kjit::Error; any other exception, crash or hang is a bug. fuzz/run.sh builds
 // and runs it.
-#include "jit/error.hpp"
+#include "core/error.hpp"
 #include "runtime/engine.hpp"
 #include "tuning/digest.hpp"
 #include "tuning/sweep_spec.hpp"

@@ -16,7 +16,7 @@ struct CacheSettings {
     std::uint64_t max_bytes = 0;    ///< 0: DiskCache::default_max_bytes()
     int jobs = 0;                   ///< 0: default_compile_jobs()
     std::filesystem::path worker;   ///< compile-worker executable; empty: KJIT_COMPILE_WORKER or threads
-    WarningSink warn;               ///< empty: stderr
+    WarningSink warn;               ///< empty: kjit's warning sink
 };
 
 /// One compile request: a kernel of the cache's source set and its options.

@@ -1,6 +1,6 @@
 #include "jit/compile_options.hpp"
 
-#include "jit/error.hpp"
+#include "core/error.hpp"
 
 #include <cctype>
 

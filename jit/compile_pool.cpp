@@ -153,7 +153,7 @@ std::string encode_outcome(const CompileOutcome& o) {
             w.str(d.path);
             w.u64(static_cast<std::uint64_t>(d.line));
             w.u64(static_cast<std::uint64_t>(d.column));
-            w.str(d.severity);
+            w.str(severity_name(d.severity));
             w.str(d.message);
         }
         w.str(e.source_hash);
@@ -190,7 +190,10 @@ CompileOutcome decode_outcome(const std::string& bytes, const CompileOptions& op
             d.path = r.str();
             d.line = static_cast<int>(r.u64());
             d.column = static_cast<int>(r.u64());
-            d.severity = r.str();
+            const std::string severity = r.str();
+            d.severity = severity == "warning" ? Severity::warning
+                         : severity == "note"  ? Severity::note
+                                               : Severity::error;
             d.message = r.str();
         }
         std::string hash = r.str();

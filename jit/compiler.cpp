@@ -74,7 +74,9 @@ std::string rewrite_log(const std::string& log, const SourceSet& sources,
         if (const SourceFile* h = sources.find(d.path))
             d.path = h->path;
         d.line = std::stoi(m[2]);
-        d.severity = m[3] == "catastrophic error" ? "error" : std::string(m[3]);
+        d.severity = m[3] == "warning" ? Severity::warning
+                     : m[3] == "remark" ? Severity::note
+                                        : Severity::error; // "error", "catastrophic error"
         d.message = m[4];
         // NVRTC echoes the source line indented by two spaces, then a caret under the column.
         if (i + 2 < lines.size()) {

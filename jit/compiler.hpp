@@ -31,7 +31,8 @@ CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
                        const CompileOptions& options);
 
 /// Rewrites NVRTC's `name(line): error: msg` lines to `path:line:col: error: msg`, mapping
-/// header include names to their paths, and collects them as diagnostics.
+/// header include names to their paths, and collects them as diagnostics (NVRTC's remarks as
+/// notes, its catastrophic errors as errors).
 std::string rewrite_log(const std::string& log, const SourceSet& sources,
                         std::vector<Diagnostic>* diagnostics);
 

@@ -1,5 +1,7 @@
 #include "jit/disk_cache.hpp"
 
+#include "core/warnings.hpp"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -61,8 +63,9 @@ bool write_all(int fd, const std::string& bytes, int* error) {
     return true;
 }
 
+/// Without a sink of its own, a cache reports through kjit's warning sink.
 void default_warn(const std::string& message) {
-    std::fprintf(stderr, "kjit: warning: %s\n", message.c_str());
+    warn(message);
 }
 
 /// Creates dir and its missing parents; the directories created get mode 0700.

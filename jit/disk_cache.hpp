@@ -13,7 +13,7 @@
 
 namespace kjit {
 
-/// Receives the cache's warnings (default: "kjit: warning: ..." on stderr).
+/// Receives one cache's warnings instead of kjit's warning sink (core/warnings.hpp).
 using WarningSink = std::function<void(const std::string&)>;
 
 /// The default cap on the disk cache's size: 1 GiB.

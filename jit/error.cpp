@@ -28,30 +28,11 @@ std::string compile_message(const std::string& kernel, const std::vector<std::st
     os << '\n' << log;
     return os.str();
 }
-
-std::string config_message(const std::string& message, const std::string& file, int line,
-                           int column) {
-    if (file.empty())
-        return "error: " + message;
-    std::string loc = file;
-    if (line > 0)
-        loc += ':' + std::to_string(line);
-    if (column > 0)
-        loc += ':' + std::to_string(column);
-    return loc + ": error: " + message;
-}
 } // namespace
 
 NvrtcError::NvrtcError(std::string call_, int code_, const std::string& text,
                        const std::string& context)
     : Error(nvrtc_message(call_, code_, text, context)), call(std::move(call_)), code(code_) {}
-
-std::string Diagnostic::format() const {
-    std::string s = path + ':' + std::to_string(line);
-    if (column > 0)
-        s += ':' + std::to_string(column);
-    return s + ": " + severity + ": " + message;
-}
 
 CompileError::CompileError(std::string kernel_, std::string path_,
                            std::vector<std::string> options_,
@@ -61,10 +42,5 @@ CompileError::CompileError(std::string kernel_, std::string path_,
       path(std::move(path_)), options(std::move(options_)), defines(std::move(defines_)),
       log(std::move(log_)), diagnostics(std::move(diagnostics_)),
       source_hash(std::move(source_hash_)) {}
-
-ConfigError::ConfigError(const std::string& message, std::string file_, int line_, int column_)
-    : Error(config_message(message, file_, line_, column_)), message(message),
-      file(std::move(file_)), line(line_),
-      column(column_) {}
 
 } // namespace kjit

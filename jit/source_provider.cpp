@@ -1,6 +1,6 @@
 #include "jit/source_provider.hpp"
 
-#include "jit/error.hpp"
+#include "core/error.hpp"
 
 #include <sys/stat.h>
 

@@ -1,6 +1,6 @@
 #include "jit/sources.hpp"
 
-#include "jit/error.hpp"
+#include "core/error.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,5 +1,7 @@
 #include "runtime/buffer.hpp"
 
+#include "core/warnings.hpp"
+
 #include <cstdio>
 #include <utility>
 
@@ -20,7 +22,7 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 DeviceBuffer::~DeviceBuffer() {
     if (ptr_)
         if (const CUresult r = driver().cuMemFree(ptr_); r != CUDA_SUCCESS)
-            std::fprintf(stderr, "kjit: warning: cuMemFree: %s\n", describe(r).c_str());
+            warn("cuMemFree: " + describe(r));
 }
 
 namespace {

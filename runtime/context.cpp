@@ -1,5 +1,6 @@
 #include "runtime/context.hpp"
 
+#include "core/warnings.hpp"
 #include "runtime/ledger.hpp"
 
 #include <cstdio>
@@ -73,11 +74,11 @@ void Context::release() noexcept {
         try {
             ledger->resolve(); // the ledger's events die with the context
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "kjit: warning: launch ledger: %s\n", e.what());
+            warn(std::string("launch ledger: ") + e.what());
         }
     }
     if (const CUresult r = driver().cuDevicePrimaryCtxRelease(device_.handle()); r != CUDA_SUCCESS)
-        std::fprintf(stderr, "kjit: warning: cuDevicePrimaryCtxRelease: %s\n", describe(r).c_str());
+        warn("cuDevicePrimaryCtxRelease: " + describe(r));
     ctx_ = nullptr;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "jit/error.hpp"
+#include "core/error.hpp"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

@@ -179,7 +179,7 @@ std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
                 CompileOptions options;
                 options.arch = arch_;
                 options.defines = resolve_defines(specs[i], shape);
-                flags_.apply_to(options);
+                flags_.apply_to(options.defines);
                 row.defines = options.defines_text();
                 row.key = make_cache_key(*sources, row.source, options).hex();
                 // A memory hit: this engine already loaded the key.

@@ -1,9 +1,9 @@
 #pragma once
 
+#include "core/flags.hpp"
 #include "jit/compile_cache.hpp"
 #include "jit/source_provider.hpp"
 #include "runtime/context.hpp"
-#include "runtime/env.hpp"
 #include "runtime/module.hpp"
 
 #include <filesystem>

@@ -1,6 +1,7 @@
 #include "runtime/ledger.hpp"
 
-#include "runtime/env.hpp"
+#include "core/flags.hpp"
+#include "core/warnings.hpp"
 #include "runtime/geometry.hpp"
 #include "runtime/stream.hpp"
 
@@ -119,11 +120,10 @@ Ledger::~Ledger() {
         return;
     // Recording started by KJIT_LEDGER ends with the process: write what was recorded (the
     // timings were resolved when their contexts closed).
-    const char* file = std::getenv("KJIT_LEDGER_FILE");
     try {
-        write_records(file && *file ? file : "kjit-ledger.csv", records_);
+        write_records(process_flags().get_string(kFlagLedgerFile), records_);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "kjit: warning: %s\n", e.what());
+        warn(e.what());
     }
 }
 

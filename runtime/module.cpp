@@ -1,5 +1,6 @@
 #include "runtime/module.hpp"
 
+#include "core/warnings.hpp"
 #include "runtime/context.hpp"
 #include "runtime/ledger.hpp"
 #include "runtime/stream.hpp"
@@ -275,8 +276,7 @@ Module& Module::operator=(Module&& other) noexcept {
 Module::~Module() {
     if (module_)
         if (const CUresult r = driver().cuModuleUnload(module_); r != CUDA_SUCCESS)
-            std::fprintf(stderr, "kjit: warning: cuModuleUnload(%s): %s\n", label_.c_str(),
-                         describe(r).c_str());
+            warn("cuModuleUnload(" + label_ + "): " + describe(r));
 }
 
 std::vector<Function> Module::functions() const {

@@ -1,5 +1,7 @@
 #include "runtime/stream.hpp"
 
+#include "core/warnings.hpp"
+
 #include <atomic>
 #include <cstdio>
 #include <mutex>
@@ -12,7 +14,7 @@ namespace kjit {
 namespace {
 void warn_if_failed(CUresult r, const char* call) noexcept {
     if (r != CUDA_SUCCESS)
-        std::fprintf(stderr, "kjit: warning: %s: %s\n", call, describe(r).c_str());
+        warn(std::string(call) + ": " + describe(r));
 }
 // Handles of destroyed kjit streams (the driver may hand the same value out again: a new
 // Stream takes its handle off the list).

@@ -1,7 +1,7 @@
 #include "tools/libclang.hpp"
 
+#include "core/error.hpp"
 #include "jit/compiler.hpp"
-#include "jit/error.hpp"
 
 #include <clang-c/Index.h>
 #include <dlfcn.h>

@@ -1,8 +1,8 @@
 #include "tools/lint.hpp"
 
-#include "jit/names.hpp"
+#include "core/names.hpp"
 
-#include "jit/error.hpp"
+#include "core/error.hpp"
 #include "runtime/engine.hpp"
 
 #define TOML_HEADER_ONLY 1

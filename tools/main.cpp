@@ -2,9 +2,9 @@
 // environment error.
 #include "tools/verbs.hpp"
 
+#include "core/flags.hpp"
 #include "jit/error.hpp"
 #include "runtime/driver.hpp"
-#include "runtime/env.hpp"
 
 #include <iostream>
 #include <map>
@@ -43,8 +43,7 @@ int main(int argc, char** argv) {
         return actions.at(verb)();
     } catch (const kjit::FlagError& e) {
         for (const auto& d : e.diagnostics)
-            std::cerr << "kjit: " << (d.severity == kjit::Severity::error ? "error: " : "warning: ")
-                      << d.message << '\n';
+            std::cerr << "kjit: " << kjit::severity_name(d.severity) << ": " << d.message << '\n';
         return kUsage;
     } catch (const kjit::ConfigError& e) {
         std::cerr << "kjit: " << e.what() << '\n';

@@ -1,6 +1,6 @@
 #include "tools/verbs.hpp"
 
-#include "runtime/env.hpp"
+#include "core/flags.hpp"
 
 #include <unistd.h>
 

@@ -1,6 +1,6 @@
 #include "tools/verbs.hpp"
 
-#include "runtime/env.hpp"
+#include "core/flags.hpp"
 
 #include <algorithm>
 #include <array>
@@ -32,9 +32,8 @@ bool is_shell_name(const std::string& s) {
            });
 }
 
-void print_diagnostic(const FlagDiagnostic& d) {
-    std::cerr << "kjit: " << (d.severity == Severity::error ? "error: " : "warning: ") << d.message
-              << '\n';
+void print_diagnostic(const Diagnostic& d) {
+    std::cerr << "kjit: " << severity_name(d.severity) << ": " << d.message << '\n';
 }
 
 int run_env(const EnvArgs& args) {

@@ -1,6 +1,6 @@
 #include "tuning/abba.hpp"
 
-#include "jit/error.hpp"
+#include "core/error.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,5 +1,7 @@
 #include "tuning/bench.hpp"
 
+#include "core/warnings.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -69,11 +71,10 @@ class Graph {
     ~Graph() {
         if (exec_)
             if (const CUresult r = driver().cuGraphExecDestroy(exec_); r != CUDA_SUCCESS)
-                std::fprintf(stderr, "kjit: warning: cuGraphExecDestroy: %s\n",
-                             describe(r).c_str());
+                warn("cuGraphExecDestroy: " + describe(r));
         if (graph_)
             if (const CUresult r = driver().cuGraphDestroy(graph_); r != CUDA_SUCCESS)
-                std::fprintf(stderr, "kjit: warning: cuGraphDestroy: %s\n", describe(r).c_str());
+                warn("cuGraphDestroy: " + describe(r));
     }
 
     /// Captures what `launch` enqueues on `stream` (nothing runs) and instantiates it.

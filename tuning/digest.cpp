@@ -1,7 +1,7 @@
 #include "tuning/digest.hpp"
 
+#include "core/error.hpp"
 #include "jit/compile_options.hpp"
-#include "jit/error.hpp"
 #include "jit/hash.hpp"
 #include "tuning/numeric.hpp"
 

@@ -1,6 +1,6 @@
 #include "tuning/expr.hpp"
 
-#include "jit/error.hpp"
+#include "core/error.hpp"
 
 #include <muParser.h>
 

@@ -1,8 +1,8 @@
 #include "tuning/sweep_runner.hpp"
 
+#include "core/names.hpp"
 #include "jit/cache_key.hpp"
 #include "jit/disk_cache.hpp"
-#include "jit/names.hpp"
 #include "runtime/buffer.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/geometry.hpp"
@@ -59,17 +59,10 @@ void check_defines_read(const SweepSpec& spec, const SourceSet& sources) {
     for (const auto& name : names) {
         if (std::regex_search(text, std::regex("\\b" + name + "\\b")))
             continue;
-        std::string near;
-        std::size_t best = std::max<std::size_t>(3, name.size() / 3) + 1;
-        for (const auto& t : tested)
-            if (const std::size_t d = edit_distance(name, t); d < best) {
-                best = d;
-                near = t;
-            }
         const auto [line, col] = spec.positions.count(name) ? spec.positions.at(name)
                                                               : std::pair<int, int>{1, 1};
         throw ConfigError("define " + name + " is never read by " + kernel.path +
-                              (near.empty() ? "" : "; did you mean " + near + "?"),
+                              did_you_mean(nearest(name, {tested.begin(), tested.end()})),
                           spec.file, line, col);
     }
 }
@@ -329,7 +322,7 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
                 CompileOptions co;
                 co.arch = device.arch();
                 co.defines = variants[i].defines;
-                engine.flags().apply_to(co);
+                engine.flags().apply_to(co.defines);
                 row.key = row_key(spec, variants[i], make_cache_key(*sources, spec.kernel, co).hex(),
                                   gpu, options.seed);
                 if (!options.no_cache && load_row(row))

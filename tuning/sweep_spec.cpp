@@ -1,7 +1,7 @@
 #include "tuning/sweep_spec.hpp"
 
+#include "core/error.hpp"
 #include "jit/compile_options.hpp"
-#include "jit/error.hpp"
 
 #define TOML_HEADER_ONLY 1
 #include <toml++/toml.h>

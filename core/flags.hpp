@@ -1,7 +1,7 @@
 #pragma once
 
-#include "jit/compile_options.hpp"
-#include "jit/error.hpp"
+#include "core/diagnostic.hpp"
+#include "core/error.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -15,9 +15,6 @@ namespace kjit {
 
 /// The type of a declared flag; it decides which values parse.
 enum class FlagType { boolean, integer, enumeration, string };
-
-/// How a problem with the environment is reported.
-enum class Severity { warning, error };
 
 /// Where a resolved flag's value came from.
 enum class FlagSource { default_value, environment };
@@ -56,18 +53,13 @@ struct TierRule {
     std::string tag;
 };
 
-/// One problem found while resolving the environment.
-struct FlagDiagnostic {
-    Severity severity = Severity::error;
-    std::string name;    ///< the variable concerned
-    std::string message; ///< a full sentence, without "error:"
-};
-
-/// The environment has one or more errors; `diagnostics` lists every one (warnings too).
+/// The environment has one or more errors; `diagnostics` lists every one (warnings too). A flag
+/// diagnostic names the variable concerned in `path` (no line or column) and its `message` is
+/// the full sentence: `KJIT_LEDGER=maybe is not a boolean; accepted values: ...`.
 class FlagError : public ConfigError {
   public:
-    explicit FlagError(std::vector<FlagDiagnostic> diagnostics);
-    std::vector<FlagDiagnostic> diagnostics;
+    explicit FlagError(std::vector<Diagnostic> diagnostics);
+    std::vector<Diagnostic> diagnostics;
 };
 
 /// One flag after resolution: its declaration, canonical value and where that came from.
@@ -92,14 +84,15 @@ class ResolvedFlags {
     [[nodiscard]] const std::vector<ResolvedFlag>& flags() const { return flags_; }
     /// NAME -> VALUE for each flag with a define (booleans as 1/0), to merge into compiles.
     [[nodiscard]] std::map<std::string, std::string> defines() const;
-    /// Merges defines() into `options`; ConfigError when one is already there with another value.
-    void apply_to(CompileOptions& options) const;
+    /// Merges defines() into a compile's `defines` (CompileOptions::defines); ConfigError when
+    /// one is already there with another value.
+    void apply_to(std::map<std::string, std::string>& defines) const;
     /// The '+'-joined tags of the tier rules that hold, or the declared default ("base").
     [[nodiscard]] const std::string& tier() const { return tier_; }
     /// Every variable under a registered prefix that is set: unsetting them gives all defaults.
     [[nodiscard]] const std::vector<std::string>& restore_set() const { return restore_set_; }
     /// Diagnostics that did not stop resolution (unknown names under a warning-only prefix).
-    [[nodiscard]] const std::vector<FlagDiagnostic>& warnings() const { return warnings_; }
+    [[nodiscard]] const std::vector<Diagnostic>& warnings() const { return warnings_; }
 
   private:
     friend class FlagRegistry;
@@ -107,7 +100,7 @@ class ResolvedFlags {
     std::vector<ResolvedFlag> flags_;
     std::string tier_;
     std::vector<std::string> restore_set_;
-    std::vector<FlagDiagnostic> warnings_;
+    std::vector<Diagnostic> warnings_;
 };
 
 /// Declared flags, the prefixes they live under and the tier rules; resolves an environment.
@@ -158,13 +151,21 @@ class FlagRegistry {
 /// kjit's own KJIT_* flags under the KJIT_ prefix; an application adds its prefix and flags.
 FlagRegistry builtin_flags();
 
+/// builtin_flags() resolved against the process environment: resolved at the first call and
+/// kept for the process (later changes to the environment are not seen). FlagError when the
+/// environment has an error; every call then throws it again. The one way jit/ and runtime/
+/// read a KJIT_* variable.
+const ResolvedFlags& process_flags();
+
 /// The names of kjit's own flags.
 inline constexpr std::string_view kFlagDriverLibrary = "KJIT_DRIVER_LIBRARY";
 inline constexpr std::string_view kFlagCacheDir = "KJIT_CACHE_DIR";
 inline constexpr std::string_view kFlagCacheMaxBytes = "KJIT_CACHE_MAX_BYTES";
 inline constexpr std::string_view kFlagCompileJobs = "KJIT_COMPILE_JOBS";
+inline constexpr std::string_view kFlagCompileWorker = "KJIT_COMPILE_WORKER";
 inline constexpr std::string_view kFlagKernelDir = "KJIT_KERNEL_DIR";
 inline constexpr std::string_view kFlagLedger = "KJIT_LEDGER";
+inline constexpr std::string_view kFlagLedgerFile = "KJIT_LEDGER_FILE";
 inline constexpr std::string_view kFlagNoCache = "KJIT_NO_CACHE";
 
 } // namespace kjit

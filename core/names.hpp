@@ -1,0 +1,24 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kjit {
+
+/// Levenshtein edit distance (insert, delete, substitute: 1 each).
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+/// The candidates closest to `typed` (ties all named, in candidate order), or none when
+/// nothing is close: within max(3, a third of the name after `prefix_len` characters) and
+/// short of rewriting the whole name. Case-insensitive and word-aware over '_': a word may
+/// stand for a run of words by their initials (BI for BATCH_INVARIANT). The first
+/// `prefix_len` characters (a shared prefix such as "KJIT_") are not compared.
+std::vector<std::string> nearest(std::string_view typed, const std::vector<std::string>& candidates,
+                                 std::size_t prefix_len = 0);
+
+/// "; did you mean A?", "; did you mean A or B?", "; did you mean A, B or C?", or "" for none.
+std::string did_you_mean(const std::vector<std::string>& names);
+
+} // namespace kjit
