@@ -53,8 +53,7 @@ CompileCache::CompileCache(CacheSettings settings) : settings_(std::move(setting
     if (settings_.jobs <= 0)
         settings_.jobs = default_compile_jobs();
     if (settings_.worker.empty())
-        if (const char* w = std::getenv("KJIT_COMPILE_WORKER"); w && *w)
-            settings_.worker = w;
+        settings_.worker = process_flags().get_string(kFlagCompileWorker);
     if (settings_.use_disk)
         disk_ = std::make_unique<DiskCache>(
             settings_.dir.empty() ? DiskCache::default_dir() : settings_.dir,

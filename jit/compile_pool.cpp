@@ -329,12 +329,9 @@ class WorkerProcess {
 
 } // namespace
 
-int default_compile_jobs() {
-    if (const char* v = std::getenv("KJIT_COMPILE_JOBS"); v && *v) {
-        const int n = std::atoi(v);
-        if (n > 0)
-            return n;
-    }
+int default_compile_jobs(const ResolvedFlags& flags) {
+    if (const std::int64_t n = flags.get_int(kFlagCompileJobs); n > 0)
+        return static_cast<int>(n);
     const unsigned n = std::thread::hardware_concurrency();
     return n > 0 ? static_cast<int>(n) : 1;
 }

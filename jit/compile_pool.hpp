@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/flags.hpp"
 #include "jit/compiler.hpp"
 
 #include <exception>
@@ -28,8 +29,8 @@ struct CompileOutcome {
 /// Called after each finished job: (done, total, kernel).
 using CompileProgress = std::function<void(std::size_t, std::size_t, const std::string&)>;
 
-/// KJIT_COMPILE_JOBS when set to a positive number, else the number of cores.
-int default_compile_jobs();
+/// KJIT_COMPILE_JOBS of `flags` when positive, else the number of cores.
+int default_compile_jobs(const ResolvedFlags& flags = process_flags());
 
 /// Compiles every job with up to `parallelism` at a time. With a `worker` executable (one
 /// that runs serve_compile_worker(), e.g. `kjit compile-worker`) each runs in its own

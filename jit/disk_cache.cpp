@@ -84,8 +84,8 @@ bool make_dirs(const fs::path& dir, std::string* why) {
 
 } // namespace
 
-fs::path DiskCache::default_dir() {
-    if (const char* d = std::getenv("KJIT_CACHE_DIR"); d && *d)
+fs::path DiskCache::default_dir(const ResolvedFlags& flags) {
+    if (const std::string& d = flags.get_string(kFlagCacheDir); !d.empty())
         return d;
     if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
         return fs::path(x) / "kjit";
@@ -94,14 +94,8 @@ fs::path DiskCache::default_dir() {
     return fs::temp_directory_path() / ("kjit-" + std::to_string(::geteuid()));
 }
 
-std::uint64_t DiskCache::default_max_bytes() {
-    if (const char* v = std::getenv("KJIT_CACHE_MAX_BYTES"); v && *v) {
-        char* end = nullptr;
-        const unsigned long long n = std::strtoull(v, &end, 10);
-        if (end && *end == '\0' && n > 0)
-            return n;
-    }
-    return kDefaultCacheMaxBytes;
+std::uint64_t DiskCache::default_max_bytes(const ResolvedFlags& flags) {
+    return static_cast<std::uint64_t>(flags.get_int(kFlagCacheMaxBytes));
 }
 
 DiskCache::DiskCache(fs::path dir, std::uint64_t max_bytes, WarningSink warn)

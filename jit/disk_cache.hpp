@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/flags.hpp"
 #include "jit/cache_entry.hpp"
 
 #include <atomic>
@@ -33,10 +34,11 @@ struct DiskEntryInfo {
 /// processes compile a key once. The directory is capped with least-recently-used eviction.
 class DiskCache {
   public:
-    /// KJIT_CACHE_DIR, else $XDG_CACHE_HOME/kjit, else $HOME/.cache/kjit.
-    static std::filesystem::path default_dir();
-    /// KJIT_CACHE_MAX_BYTES, else kDefaultCacheMaxBytes.
-    static std::uint64_t default_max_bytes();
+    /// KJIT_CACHE_DIR of `flags`, else $XDG_CACHE_HOME/kjit, else $HOME/.cache/kjit.
+    static std::filesystem::path default_dir(const ResolvedFlags& flags = process_flags());
+    /// KJIT_CACHE_MAX_BYTES of `flags` (kDefaultCacheMaxBytes unless set; the registry refuses
+    /// a value under 1 MiB or one that is not a number).
+    static std::uint64_t default_max_bytes(const ResolvedFlags& flags = process_flags());
 
     /// Opens (creating, mode 0700) the directory. A directory that cannot be created or
     /// written, is owned by another user, or is writable by others leaves the cache disabled:

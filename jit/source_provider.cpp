@@ -4,15 +4,12 @@
 
 #include <sys/stat.h>
 
-#include <cstdlib>
-
 namespace kjit {
 
 namespace fs = std::filesystem;
 
-SourceProvider SourceProvider::from_environment() {
-    const char* dir = std::getenv("KJIT_KERNEL_DIR");
-    return SourceProvider(dir && *dir ? fs::path(dir) : fs::path());
+SourceProvider SourceProvider::from_environment(const ResolvedFlags& flags) {
+    return SourceProvider(fs::path(flags.get_string(kFlagKernelDir)));
 }
 
 SourceProvider::SourceProvider(fs::path override_dir) : dir_(std::move(override_dir)) {

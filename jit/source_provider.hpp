@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/flags.hpp"
 #include "jit/sources.hpp"
 
 #include <filesystem>
@@ -15,8 +16,8 @@ namespace kjit {
 /// up by the next request without a rebuild.
 class SourceProvider {
   public:
-    /// The embedded sources, or KJIT_KERNEL_DIR's files when that variable is set.
-    static SourceProvider from_environment();
+    /// The embedded sources, or the files of KJIT_KERNEL_DIR when `flags` set it.
+    static SourceProvider from_environment(const ResolvedFlags& flags = process_flags());
     /// override_dir empty: the embedded sources.
     explicit SourceProvider(std::filesystem::path override_dir = {});
 

@@ -1,8 +1,9 @@
 #include "runtime/driver.hpp"
 
+#include "core/flags.hpp"
+
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <exception>
 #include <mutex>
 
@@ -29,8 +30,8 @@ Loaded load() {
     Loaded out;
     try {
         // KJIT_DRIVER_LIBRARY names another library file (tests point it at a missing one).
-        const char* env = std::getenv("KJIT_DRIVER_LIBRARY");
-        const char* lib = env && *env ? env : "libcuda.so.1";
+        const std::string& lib_name = process_flags().get_string(kFlagDriverLibrary);
+        const char* lib = lib_name.empty() ? "libcuda.so.1" : lib_name.c_str();
         void* handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
         if (!handle) {
             const char* why = dlerror();

@@ -1,6 +1,9 @@
 #include "core/flags.hpp"
 
 #include "jit/compile_options.hpp"
+#include "jit/compile_pool.hpp"
+#include "jit/disk_cache.hpp"
+#include "jit/source_provider.hpp"
 #include "tests/support.hpp"
 
 #include <doctest/doctest.h>
@@ -414,6 +417,41 @@ TEST_CASE("kjit env exits 1 on environment errors and names each") {
     const Run t = run_clean("env", "KJIT_LEDGR=1");
     CHECK(t.code == 1);
     CHECK(contains(t.out, "did you mean KJIT_LEDGER?"));
+}
+
+TEST_CASE("a KJIT_* value the registry refuses stops a verb at start with the registry's text") {
+    Run r = run_clean("compile rms_norm", "KJIT_CACHE_MAX_BYTES=5");
+    CHECK(r.code == 2);
+    CHECK(r.out == "kjit: error: KJIT_CACHE_MAX_BYTES=5 is out of range; accepted values: "
+                   "integers >= 1048576\n");
+    r = run_clean("compile rms_norm", "KJIT_CACHE_MAX_BYTES=1GiB");
+    CHECK(r.code == 2);
+    CHECK(r.out == "kjit: error: KJIT_CACHE_MAX_BYTES=1GiB is not an integer; accepted values: "
+                   "integers >= 1048576\n");
+    r = run_clean("compile rms_norm", "KJIT_COMPILE_JOBS=-2");
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, "kjit: error: KJIT_COMPILE_JOBS=-2 is out of range"));
+}
+
+TEST_CASE("the disk cache, the compile pool and the source provider read KJIT_* through the "
+          "registry") {
+    const FlagRegistry r = kjit::builtin_flags();
+    const auto set = r.resolve({{"KJIT_CACHE_DIR", "/tmp/kjit-c"},
+                                {"KJIT_CACHE_MAX_BYTES", "2097152"},
+                                {"KJIT_COMPILE_JOBS", "3"},
+                                {"KJIT_KERNEL_DIR", "/tmp/kjit-k"}});
+    CHECK(kjit::DiskCache::default_dir(set) == "/tmp/kjit-c");
+    CHECK(kjit::DiskCache::default_max_bytes(set) == 2097152);
+    CHECK(kjit::default_compile_jobs(set) == 3);
+    CHECK(kjit::SourceProvider::from_environment(set).override_dir() == "/tmp/kjit-k");
+
+    const auto defaults = r.resolve({});
+    CHECK(kjit::DiskCache::default_max_bytes(defaults) == kjit::kDefaultCacheMaxBytes);
+    CHECK(kjit::default_compile_jobs(defaults) >= 1);
+    CHECK(kjit::SourceProvider::from_environment(defaults).override_dir().empty());
+    // What the disk cache once took silently (any n > 0, or ignored when unparsable) is refused.
+    CHECK_THROWS_AS((void)r.resolve({{"KJIT_CACHE_MAX_BYTES", "5"}}), FlagError);
+    CHECK_THROWS_AS((void)r.resolve({{"KJIT_CACHE_MAX_BYTES", "lots"}}), FlagError);
 }
 
 TEST_CASE("kjit env with a broken flags file exits 2 at file:line:col") {
