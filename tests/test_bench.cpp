@@ -212,13 +212,14 @@ TEST_CASE("malformed baseline files are reported at file and line and column") {
           "1:1: error: missing key 'kernel' (the kernel this baseline belongs to)");
     fails("kernel = 3\n", "1:10: error: 'kernel' must be a string");
     fails("kernel = \"rms_norm\"\nkernal = 1\n",
-          "2:1: error: unknown key 'kernal' (known: kernel, seed, case)");
+          "2:1: error: unknown key 'kernal' in the baseline file; did you mean 'kernel'?");
+    fails("kernel = \"rms_norm\"\nzzzz = 1\n",
+          "2:1: error: unknown key 'zzzz' in the baseline file (known: kernel, seed, case)");
     fails("kernel = \"rms_norm\"\nseed = -1\n",
           "2:8: error: 'seed' must be a non-negative integer");
     fails(
         head + "shap = 1\n" + out,
-        "5:1: error: unknown key 'shap' in [[case]] (known: shape, dtype, defines, gpu, arch, "
-        "tier, source_hash, outputs)");
+        "5:1: error: unknown key 'shap' in [[case]]; did you mean 'shape'?");
     fails("kernel = \"rms_norm\"\n[[case]]\ndtype = \"f32\"\n" + out,
           "2:1: error: [[case]] needs 'shape'");
     fails(head + "outputs = []\n",

@@ -1,12 +1,10 @@
 #include "tuning/digest.hpp"
 
 #include "core/error.hpp"
+#include "core/toml.hpp"
 #include "jit/compile_options.hpp"
 #include "jit/hash.hpp"
 #include "tuning/numeric.hpp"
-
-#define TOML_HEADER_ONLY 1
-#include <toml++/toml.h>
 
 #include <unistd.h>
 
@@ -144,157 +142,103 @@ namespace {
 /// Reads a baseline file; every error carries the file, line and column.
 class BaselineReader {
   public:
-    explicit BaselineReader(std::string file) : file_(std::move(file)) {}
-
-    Baseline read(std::string_view text) {
-        toml::table root;
-        try {
-            root = toml::parse(text, file_);
-        } catch (const toml::parse_error& e) {
-            fail(e.source(), std::string(e.description()));
-        }
+    Baseline read(const TomlDocument& doc) const {
+        const TomlTable root = doc.root();
         Baseline b;
-        b.file = file_;
-        only_keys(root, {"kernel", "seed", "case"}, "");
-        const toml::node* kernel = root.get("kernel");
+        b.file = doc.file();
+        root.only_keys({"kernel", "seed", "case"}, "the baseline file");
+        const auto kernel = root.get("kernel");
         if (!kernel)
-            fail(root.source(), "missing key 'kernel' (the kernel this baseline belongs to)");
-        b.kernel = string_of(*kernel, "kernel");
-        if (const toml::node* seed = root.get("seed")) {
-            const auto* i = seed->as_integer();
-            if (!i || i->get() < 0)
-                fail(seed->source(), "'seed' must be a non-negative integer");
-            b.seed = static_cast<std::uint64_t>(i->get());
+            root.fail("missing key 'kernel' (the kernel this baseline belongs to)");
+        b.kernel = kernel->string("kernel");
+        if (const auto seed = root.get("seed")) {
+            const auto i = seed->as_integer();
+            if (!i || *i < 0)
+                seed->fail("'seed' must be a non-negative integer");
+            b.seed = static_cast<std::uint64_t>(*i);
         }
-        if (const toml::node* cases = root.get("case")) {
-            const toml::array* list = cases->as_array();
-            if (!list || !list->is_array_of_tables())
-                fail(cases->source(), "'case' must be an array of tables ([[case]])");
-            for (const toml::node& item : *list) {
-                BaselineCase c = read_case(*item.as_table());
+        if (const auto cases = root.get("case"))
+            for (const TomlTable& t : cases->tables("case")) {
+                BaselineCase c = read_case(t);
                 if (b.find(c.shape, c.dtype))
-                    fail(item.source(), "duplicate case shape '" + c.shape + "' dtype " +
-                                            std::string(dtype_name(c.dtype)));
+                    t.fail("duplicate case shape '" + c.shape + "' dtype " +
+                           std::string(dtype_name(c.dtype)));
                 b.cases.push_back(std::move(c));
             }
-        }
         return b;
     }
 
   private:
-    [[noreturn]] void fail(const toml::source_region& where, const std::string& message) const {
-        throw ConfigError(message, file_, static_cast<int>(where.begin.line),
-                          static_cast<int>(where.begin.column));
-    }
-
-    void only_keys(const toml::table& t, std::initializer_list<std::string_view> allowed,
-                   const std::string& where) const {
-        for (auto&& [key, value] : t)
-            if (std::find(allowed.begin(), allowed.end(), key.str()) == allowed.end()) {
-                std::string known;
-                for (auto k : allowed)
-                    known += (known.empty() ? "" : ", ") + std::string(k);
-                fail(key.source(), "unknown key '" + std::string(key.str()) + "'" + where +
-                                       " (known: " + known + ")");
-            }
-    }
-
-    std::string string_of(const toml::node& n, std::string_view key) const {
-        const auto* s = n.as_string();
-        if (!s)
-            fail(n.source(), "'" + std::string(key) + "' must be a string");
-        return s->get();
-    }
-
-    DType dtype_of(const toml::node& n) const {
-        const std::string name = string_of(n, "dtype");
+    static DType dtype_of(const TomlNode& n) {
+        const std::string name = n.string("dtype");
         try {
             return parse_dtype(name);
         } catch (const ConfigError& e) {
-            fail(n.source(), e.message);
+            n.fail(e.message);
         }
     }
 
-    const toml::node& required(const toml::table& t, std::string_view key,
-                               const std::string& what) const {
-        const toml::node* n = t.get(key);
-        if (!n)
-            fail(t.source(), what + " needs '" + std::string(key) + "'");
-        return *n;
-    }
-
-    BaselineCase read_case(const toml::table& t) const {
-        only_keys(t, {"shape", "dtype", "defines", "gpu", "arch", "tier", "source_hash", "outputs"},
-                  " in [[case]]");
+    static BaselineCase read_case(const TomlTable& t) {
+        t.only_keys({"shape", "dtype", "defines", "gpu", "arch", "tier", "source_hash", "outputs"},
+                    "[[case]]");
         BaselineCase c;
-        c.line = static_cast<int>(t.source().begin.line);
-        c.column = static_cast<int>(t.source().begin.column);
-        c.shape = string_of(required(t, "shape", "[[case]]"), "shape");
-        c.dtype = dtype_of(required(t, "dtype", "[[case]]"));
+        c.line = t.where().line;
+        c.column = t.where().column;
+        c.shape = t.required("shape", "[[case]]").string("shape");
+        c.dtype = dtype_of(t.required("dtype", "[[case]]"));
         for (const char* key : {"gpu", "arch", "tier", "source_hash"})
-            if (const toml::node* n = t.get(key)) {
+            if (const auto n = t.get(key)) {
                 std::string& field = key[0] == 'g'   ? c.gpu
                                      : key[0] == 'a' ? c.arch
                                      : key[0] == 't' ? c.tier
                                                      : c.source_hash;
-                field = string_of(*n, key);
+                field = n->string(key);
             }
-        if (const toml::node* n = t.get("defines")) {
-            const toml::table* d = n->as_table();
+        if (const auto n = t.get("defines")) {
+            const auto d = n->as_table();
             if (!d)
-                fail(n->source(), "'defines' must be a table (defines = { NAME = \"VALUE\" })");
-            for (const auto& [name, value] : *d) {
-                std::string v;
-                if (const auto* s = value.as_string())
-                    v = s->get();
-                else if (const auto* i = value.as_integer())
-                    v = std::to_string(i->get());
-                else if (const auto* bo = value.as_boolean())
-                    v = bo->get() ? "1" : "0";
-                else
-                    fail(value.source(),
-                         "a define's value must be a string, an integer or a boolean");
+                n->fail("'defines' must be a table (defines = { NAME = \"VALUE\" })");
+            for (const TomlEntry& e : d->entries()) {
+                const std::string value = e.value.define_value();
                 try {
-                    add_define(c.defines, std::string(name.str()) + "=" + v);
-                } catch (const ConfigError& e) {
-                    fail(name.source(), e.message);
+                    add_define(c.defines, e.key + "=" + value);
+                } catch (const ConfigError& err) {
+                    throw ConfigError(err.message, e.key_where);
                 }
             }
         }
-        const toml::node& outputs = required(t, "outputs", "[[case]]");
-        const toml::array* list = outputs.as_array();
+        const TomlNode outputs = t.required("outputs", "[[case]]");
+        const auto list = outputs.as_array();
         if (!list || list->empty())
-            fail(outputs.source(), "'outputs' must be a non-empty array of "
-                                   "{ name, dtype, count, digest } tables");
-        for (const toml::node& item : *list) {
-            const toml::table* o = item.as_table();
+            outputs.fail("'outputs' must be a non-empty array of "
+                         "{ name, dtype, count, digest } tables");
+        for (const TomlNode& item : list->items()) {
+            const auto o = item.as_table();
             if (!o)
-                fail(item.source(), "an output must be a table { name, dtype, count, digest }");
+                item.fail("an output must be a table { name, dtype, count, digest }");
             c.outputs.push_back(read_output(*o));
         }
         return c;
     }
 
-    OutputDigest read_output(const toml::table& t) const {
-        only_keys(t, {"name", "dtype", "count", "digest"}, " in an output");
+    static OutputDigest read_output(const TomlTable& t) {
+        t.only_keys({"name", "dtype", "count", "digest"}, "an output");
         OutputDigest o;
-        o.name = string_of(required(t, "name", "an output"), "name");
-        o.dtype = dtype_of(required(t, "dtype", "an output"));
-        const toml::node& count = required(t, "count", "an output");
-        const auto* i = count.as_integer();
-        if (!i || i->get() < 0)
-            fail(count.source(), "'count' must be a non-negative integer");
-        o.count = static_cast<std::uint64_t>(i->get());
-        const toml::node& dn = required(t, "digest", "an output");
-        const std::string text = string_of(dn, "digest");
+        o.name = t.required("name", "an output").string("name");
+        o.dtype = dtype_of(t.required("dtype", "an output"));
+        const TomlNode count = t.required("count", "an output");
+        const auto i = count.as_integer();
+        if (!i || *i < 0)
+            count.fail("'count' must be a non-negative integer");
+        o.count = static_cast<std::uint64_t>(*i);
+        const TomlNode dn = t.required("digest", "an output");
+        const std::string text = dn.string("digest");
         const auto d = parse_hex64(text);
         if (!d)
-            fail(dn.source(), "'digest' must be 16 hex digits (xxh3-64), not '" + text + "'");
+            dn.fail("'digest' must be 16 hex digits (xxh3-64), not '" + text + "'");
         o.digest = *d;
         return o;
     }
-
-    std::string file_;
 };
 
 std::string quoted(std::string_view s) {
@@ -318,17 +262,11 @@ std::string quoted(std::string_view s) {
 } // namespace
 
 Baseline Baseline::parse(std::string_view text, const std::string& file) {
-    return BaselineReader(file).read(text);
+    return BaselineReader().read(TomlDocument::parse(text, file));
 }
 
 Baseline Baseline::load(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw ConfigError("cannot read baseline file: " + std::string(std::strerror(errno)),
-                          path.string());
-    std::stringstream text;
-    text << in.rdbuf();
-    return parse(text.str(), path.string());
+    return BaselineReader().read(TomlDocument::load(path, "baseline file"));
 }
 
 std::string Baseline::to_toml() const {
