@@ -1,9 +1,9 @@
 // libFuzzer target for the TOML loaders of outside input: sweep specs (SweepSpec::load),
-// shape files (ShapeFile::load) and digest baselines (Baseline::parse). Any bytes load or are
+// shape files (ShapeFile::load, then resolve_defines) and digest baselines (Baseline::parse). Any bytes load or are
 // refused with a kjit::Error; any other exception, crash or hang is a bug. fuzz/run.sh builds
 // and runs it.
 #include "core/error.hpp"
-#include "runtime/engine.hpp"
+#include "jit/shape_file.hpp"
 #include "tuning/digest.hpp"
 #include "tuning/sweep_spec.hpp"
 
@@ -50,7 +50,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         out << text;
     }
     refused_or_loaded([] { (void)kjit::SweepSpec::load(input_path()); });
-    refused_or_loaded([] { (void)kjit::ShapeFile::load(input_path()); });
+    refused_or_loaded([] {
+        const kjit::ShapeFile shape = kjit::ShapeFile::load(input_path());
+        for (const auto& spec : shape.kernels)
+            refused_or_loaded([&] { (void)kjit::resolve_defines(spec, shape.shape); });
+    });
     std::optional<kjit::Baseline> baseline;
     refused_or_loaded([&] { baseline = kjit::Baseline::parse(text, "fuzz.toml"); });
     // What was accepted, written back, reads back equal (no exception here is expected).

@@ -1,9 +1,5 @@
 #include "runtime/engine.hpp"
 
-#define TOML_HEADER_ONLY 1
-#include <toml++/toml.h>
-
-#include <algorithm>
 #include <chrono>
 
 namespace kjit {
@@ -20,131 +16,6 @@ double ms_since(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
 }
 
-[[noreturn]] void fail_at(const std::string& file, const toml::source_region& where,
-                          const std::string& message) {
-    throw ConfigError(message, file, static_cast<int>(where.begin.line),
-                      static_cast<int>(where.begin.column));
-}
-
-std::string define_value(const std::string& file, const toml::node& node) {
-    if (auto i = node.as_integer())
-        return std::to_string(i->get());
-    if (auto s = node.as_string())
-        return s->get();
-    if (auto b = node.as_boolean())
-        return b->get() ? "1" : "0";
-    fail_at(file, node.source(), "a define's value must be an integer, a string or a boolean");
-}
-
-} // namespace
-
-ShapeFile ShapeFile::load(const std::filesystem::path& path) {
-    const std::string file = path.string();
-    toml::table root;
-    try {
-        root = toml::parse_file(file);
-    } catch (const toml::parse_error& e) {
-        fail_at(file, e.source(), std::string(e.description()));
-    } catch (const std::exception& e) {
-        throw ConfigError(std::string("cannot read shape file: ") + e.what(), file);
-    }
-    ShapeFile out;
-    for (const auto& [key, node] : root) {
-        if (key == "shape") {
-            const toml::table* t = node.as_table();
-            if (!t)
-                fail_at(file, node.source(), "'shape' must be a table of integers");
-            for (const auto& [name, value] : *t) {
-                const auto* i = value.as_integer();
-                if (!i)
-                    fail_at(file, value.source(),
-                            "shape entry '" + std::string(name.str()) + "' must be an integer");
-                out.shape.values[std::string(name.str())] = i->get();
-            }
-        } else if (key == "kernel") {
-            const toml::array* list = node.as_array();
-            if (!list || !list->is_array_of_tables())
-                fail_at(file, node.source(), "'kernel' must be an array of tables ([[kernel]])");
-            for (const auto& entry : *list) {
-                const toml::table& t = *entry.as_table();
-                KernelSpec spec;
-                for (const auto& [k, v] : t) {
-                    if (k == "name" || k == "source" || k == "fallback") {
-                        const auto* s = v.as_string();
-                        if (!s)
-                            fail_at(file, v.source(), "'" + std::string(k.str()) + "' must be a string");
-                        (k == "name" ? spec.name : k == "source" ? spec.source : spec.fallback) =
-                            s->get();
-                    } else if (k == "defines") {
-                        const toml::table* d = v.as_table();
-                        if (!d)
-                            fail_at(file, v.source(), "'defines' must be a table");
-                        for (const auto& [dn, dv] : *d) {
-                            std::map<std::string, std::string> probe;
-                            try {
-                                add_define(probe, std::string(dn.str()) + "=" + define_value(file, dv));
-                            } catch (const ConfigError& e) {
-                                if (!e.file.empty())
-                                    throw;
-                                fail_at(file, dv.source(), e.message);
-                            }
-                            spec.defines.insert(probe.begin(), probe.end());
-                        }
-                    } else {
-                        fail_at(file, k.source(),
-                                "unknown key '" + std::string(k.str()) +
-                                    "' in [[kernel]] (known: name, source, defines, fallback)");
-                    }
-                }
-                if (spec.name.empty())
-                    fail_at(file, t.source(), "[[kernel]] needs a 'name'");
-                if (spec.source.empty())
-                    spec.source = spec.name;
-                out.kernels.push_back(std::move(spec));
-            }
-            for (const auto& k : out.kernels)
-                if (!k.fallback.empty() &&
-                    std::none_of(out.kernels.begin(), out.kernels.end(),
-                                 [&](const KernelSpec& o) { return o.name == k.fallback; }))
-                    fail_at(file, node.source(),
-                            "kernel '" + k.name + "' names fallback '" + k.fallback +
-                                "', which is not a [[kernel]] of this file");
-        } else {
-            fail_at(file, key.source(),
-                    "unknown key '" + std::string(key.str()) + "' (known: shape, kernel)");
-        }
-    }
-    return out;
-}
-
-std::map<std::string, std::string> resolve_defines(const KernelSpec& spec,
-                                                   const ModelShape& shape) {
-    std::map<std::string, std::string> out;
-    for (const auto& [name, value] : spec.defines) {
-        std::string v;
-        for (std::size_t i = 0; i < value.size();) {
-            if (value.compare(i, 2, "${") == 0) {
-                const std::size_t end = value.find('}', i);
-                if (end == std::string::npos)
-                    throw ConfigError("kernel '" + spec.name + "': define " + name +
-                                      " has an unclosed '${'");
-                const std::string ref = value.substr(i + 2, end - i - 2);
-                const auto it = shape.values.find(ref);
-                if (it == shape.values.end())
-                    throw ConfigError("kernel '" + spec.name + "': define " + name +
-                                      " names shape entry '" + ref + "', which the shape lacks");
-                v += std::to_string(it->second);
-                i = end + 1;
-            } else {
-                v += value[i++];
-            }
-        }
-        out[name] = v;
-    }
-    return out;
-}
-
-namespace {
 CacheSettings with_flags(CacheSettings s, const ResolvedFlags& flags) {
     if (flags.get_bool(kFlagNoCache))
         s.use_disk = false;
@@ -152,6 +23,7 @@ CacheSettings with_flags(CacheSettings s, const ResolvedFlags& flags) {
         s.jobs = static_cast<int>(flags.get_int(kFlagCompileJobs));
     return s;
 }
+
 } // namespace
 
 Engine::Engine(const Context* context, EngineOptions options, SourceProvider sources)

@@ -2,6 +2,7 @@
 
 #include "core/flags.hpp"
 #include "jit/compile_cache.hpp"
+#include "jit/shape_file.hpp"
 #include "jit/source_provider.hpp"
 #include "runtime/context.hpp"
 #include "runtime/module.hpp"
@@ -17,36 +18,6 @@
 #include <vector>
 
 namespace kjit {
-
-/// The model shape kernels are specialized for: named integers (`d_model = 7168`).
-struct ModelShape {
-    std::map<std::string, std::int64_t> values;
-};
-
-/// A kernel the engine prepares: `name` is what the application asks for, `source` the
-/// kernel file ("rms_norm" for kernel_src/rms_norm.cu), `defines` the production caps; a
-/// value may name shape entries as `${d_model}`.
-struct KernelSpec {
-    std::string name;
-    std::string source;
-    std::map<std::string, std::string> defines;
-    /// Another spec's name: the tier to launch when this one's tile does not fit (lose the
-    /// speedup, never the launch). See Engine::function_for.
-    std::string fallback{};
-};
-
-/// A shape file: `[shape]` with integers, and `[[kernel]]` tables with name, source, defines.
-struct ShapeFile {
-    ModelShape shape;
-    std::vector<KernelSpec> kernels;
-    /// Parses `path`; ConfigError at file:line:col for any mistake (syntax, unknown key,
-    /// wrong type, missing name).
-    static ShapeFile load(const std::filesystem::path& path);
-};
-
-/// The defines of `spec` with every `${name}` replaced by the shape's value; ConfigError
-/// naming an unknown shape entry.
-std::map<std::string, std::string> resolve_defines(const KernelSpec& spec, const ModelShape& shape);
 
 /// Where a prepared kernel came from.
 enum class Prepared { memory, disk, compiled, failed };

@@ -156,17 +156,21 @@ TEST_CASE("a broken shape file is reported at file:line:col with exit 2") {
         CHECK(r.code == 2);
         CHECK(contains(r.out, shape.string() + ":" + want));
     };
-    check("[shape]\nd_model = 7168\n[kernal]\n", "3:2: error: unknown key 'kernal' (known: shape, kernel)");
+    check("[shape]\nd_model = 7168\n[kernal]\n",
+          "3:2: error: unknown key 'kernal' in the shape file; did you mean 'kernel'?");
+    check("[shape]\nd_model = 7168\n[zzzz]\n",
+          "3:2: error: unknown key 'zzzz' in the shape file (known: shape, kernel)");
     check("[shape]\nd_model = \"big\"\n", "2:11: error: shape entry 'd_model' must be an integer");
     check("[shape]\nd_model = 7168\n[[kernel]]\nname = \"rms_norm\"\nsorce = \"x\"\n",
-          "5:1: error: unknown key 'sorce' in [[kernel]] (known: name, source, defines, fallback)");
+          "5:1: error: unknown key 'sorce' in [[kernel]]; did you mean 'source'?");
     check("[shape\n", "1:7: error:");
     check("[[kernel]]\nname = \"x\"\ndefines = { 9A = 1 }\n", "3:18: error: bad define '9A=1'");
     const auto shape = dir.path() / "ref.toml";
     std::ofstream(shape) << "[[kernel]]\nname = \"rms_norm\"\ndefines = { RMS_BLOCK = \"${nope}\" }\n";
     const Run r = run_kjit("specialize " + shape.string(), "KJIT_DRIVER_LIBRARY=/nonexistent");
     CHECK(r.code == 1);
-    CHECK(contains(r.out, "names shape entry 'nope', which the shape lacks"));
+    CHECK(contains(r.out, shape.string() + ":3:25: error: kernel 'rms_norm': define RMS_BLOCK "
+                                           "names shape entry 'nope', which the shape lacks"));
 }
 
 TEST_CASE("kjit cache stats and ls and why and clear describe the cache") {

@@ -1,4 +1,5 @@
 #include "jit/compiler.hpp"
+#include "jit/shape_file.hpp"
 #include "tests/support.hpp"
 
 #include <doctest/doctest.h>
@@ -165,6 +166,67 @@ TEST_CASE("rewrite_log keeps non-diagnostic lines and maps warnings with numbers
     REQUIRE(d.size() == 1);
     CHECK(d[0].format() == "kernel_src/h.cuh:3:9: warning: variable \"y\" was declared");
     CHECK(out.find("1 warning") != std::string::npos);
+}
+
+TEST_CASE("a shape file keeps the position of each spec and of each define") {
+    test::TempDir dir;
+    const auto file = dir.path() / "model.toml";
+    write_file(file, "[shape]\nd_model = 7168\n\n[[kernel]]\nname = \"norm\"\n"
+                     "defines = { RMS_BLOCK = \"${d_model}\", WIDE = true }\n");
+    const ShapeFile shape = ShapeFile::load(file);
+    REQUIRE(shape.kernels.size() == 1);
+    const KernelSpec& k = shape.kernels[0];
+    CHECK(k.where == SourceLocation{file.string(), 4, 1});
+    REQUIRE(k.define_sources.size() == 2);
+    CHECK(k.define_sources.at("RMS_BLOCK").name == SourceLocation{file.string(), 6, 13});
+    CHECK(k.define_sources.at("RMS_BLOCK").value == SourceLocation{file.string(), 6, 25});
+    CHECK(k.define_sources.at("WIDE").value == SourceLocation{file.string(), 6, 46});
+    CHECK(resolve_defines(k, shape.shape) ==
+          std::map<std::string, std::string>{{"RMS_BLOCK", "7168"}, {"WIDE", "1"}});
+}
+
+TEST_CASE("a ${name} the shape lacks, or an unclosed ${, is an error at the define's file:line:col") {
+    test::TempDir dir;
+    const auto file = dir.path() / "model.toml";
+    const auto error_of = [&](const std::string& value) -> std::string {
+        write_file(file, "[shape]\nd_model = 7168\n[[kernel]]\nname = \"norm\"\n"
+                         "defines = { RMS_BLOCK = \"" + value + "\" }\n");
+        const ShapeFile shape = ShapeFile::load(file);
+        try {
+            (void)resolve_defines(shape.kernels.at(0), shape.shape);
+        } catch (const ConfigError& e) {
+            CHECK(e.file == file.string());
+            CHECK(e.line == 5);
+            CHECK(e.column == 25);
+            return e.what();
+        }
+        return "(no error)";
+    };
+    CHECK(error_of("${d_modle}") ==
+          file.string() + ":5:25: error: kernel 'norm': define RMS_BLOCK names shape entry "
+                          "'d_modle', which the shape lacks; did you mean 'd_model'?");
+    CHECK(error_of("${zz}") == file.string() +
+                                   ":5:25: error: kernel 'norm': define RMS_BLOCK names shape "
+                                   "entry 'zz', which the shape lacks");
+    CHECK(error_of("${d_model") ==
+          file.string() + ":5:25: error: kernel 'norm': define RMS_BLOCK has an unclosed '${'");
+    // A spec written in code has no position: the error names no file.
+    const KernelSpec in_code{"norm", "rms_norm", {{"RMS_BLOCK", "${x}"}}};
+    CHECK_THROWS_WITH_AS((void)resolve_defines(in_code, {}),
+                         "error: kernel 'norm': define RMS_BLOCK names shape entry 'x', which "
+                         "the shape lacks",
+                         ConfigError);
+}
+
+TEST_CASE("a fallback that names no [[kernel]] is an error where it is named") {
+    test::TempDir dir;
+    const auto file = dir.path() / "model.toml";
+    write_file(file, "[[kernel]]\nname = \"a\"\nfallback = \"b\"\n");
+    CHECK_THROWS_WITH_AS((void)ShapeFile::load(file),
+                         (file.string() + ":3:12: error: kernel 'a' names fallback 'b', which is "
+                                          "not a [[kernel]] of this file")
+                             .c_str(),
+                         ConfigError);
 }
 
 TEST_CASE("a missing source directory is a ConfigError naming it") {

@@ -3,7 +3,7 @@
 #include "core/names.hpp"
 
 #include "core/error.hpp"
-#include "runtime/engine.hpp"
+#include "jit/shape_file.hpp"
 
 #define TOML_HEADER_ONLY 1
 #include <toml++/toml.h>

@@ -1,0 +1,54 @@
+#pragma once
+
+#include "core/diagnostic.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kjit {
+
+/// The model shape kernels are specialized for: named integers (`d_model = 7168`).
+struct ModelShape {
+    std::map<std::string, std::int64_t> values;
+};
+
+/// Where a define of a shape file is written: its name, and its value.
+struct DefineSource {
+    SourceLocation name;
+    SourceLocation value;
+};
+
+/// A kernel the engine prepares: `name` is what the application asks for, `source` the
+/// kernel file ("rms_norm" for kernel_src/rms_norm.cu), `defines` the production caps; a
+/// value may name shape entries as `${d_model}`.
+struct KernelSpec {
+    std::string name;
+    std::string source;
+    std::map<std::string, std::string> defines;
+    /// Another spec's name: the tier to launch when this one's tile does not fit (lose the
+    /// speedup, never the launch). See Engine::function_for.
+    std::string fallback{};
+    /// Where the spec's `[[kernel]]` table starts (no path: declared in code).
+    SourceLocation where{};
+    /// Where each define is written, by define name (empty for a spec declared in code).
+    std::map<std::string, DefineSource> define_sources{};
+};
+
+/// A shape file: `[shape]` with integers, and `[[kernel]]` tables with name, source, defines.
+struct ShapeFile {
+    ModelShape shape;
+    std::vector<KernelSpec> kernels;
+    /// Parses `path`; ConfigError at file:line:col for any mistake (syntax, unknown key,
+    /// wrong type, missing name, unknown fallback). Every spec keeps its positions.
+    static ShapeFile load(const std::filesystem::path& path);
+};
+
+/// The defines of `spec` with every `${name}` replaced by the shape's value; ConfigError
+/// naming an unknown shape entry or an unclosed `${`, at the define's value when the spec
+/// came from a file.
+std::map<std::string, std::string> resolve_defines(const KernelSpec& spec, const ModelShape& shape);
+
+} // namespace kjit
