@@ -1,4 +1,5 @@
 #include "jit/compiler.hpp"
+#include "jit/freshness.hpp"
 #include "jit/shape_file.hpp"
 #include "tests/support.hpp"
 
@@ -227,6 +228,44 @@ TEST_CASE("a fallback that names no [[kernel]] is an error where it is named") {
                                           "not a [[kernel]] of this file")
                              .c_str(),
                          ConfigError);
+}
+
+TEST_CASE("freshness reports new, stale and missing files and binaries older than a source") {
+    const auto file = [](std::string name, std::string text, std::int64_t mtime) {
+        return SourceFile{name, "src/" + name, text, hash128(text), mtime};
+    };
+    SourceSet embedded, disk;
+    embedded.add(file("a.cu", "same", 10));
+    embedded.add(file("b.cu", "old", 20));
+    embedded.add(file("gone.cuh", "x", 30));
+    disk.add(file("a.cu", "same", 11));
+    disk.add(file("b.cu", "new", 2'000'000'000'000'000'000));
+    disk.add(file("c.cuh", "added", 12));
+    test::TempDir dir;
+    const auto binary = dir.path() / "kjit";
+    write_file(binary, "");
+
+    const FreshnessReport r = check_freshness(embedded, disk, {binary});
+    CHECK_FALSE(r.fresh());
+    CHECK(r.embedded_files == 3);
+    REQUIRE(r.entries.size() == 4);
+    CHECK(r.entries[0].kind == Staleness::stale);
+    CHECK(r.entries[0].path == "src/b.cu");
+    CHECK(r.entries[0].embedded_hash == hash128("old"));
+    CHECK(r.entries[0].disk_hash == hash128("new"));
+    CHECK(r.entries[0].embedded_mtime_ns == 20);
+    CHECK(r.entries[1].kind == Staleness::new_file);
+    CHECK(r.entries[1].path == "src/c.cuh");
+    CHECK(r.entries[2].kind == Staleness::missing);
+    CHECK(r.entries[2].path == "src/gone.cuh");
+    CHECK(r.entries[3].kind == Staleness::binary_older); // only b.cu is newer than the binary
+    CHECK(r.entries[3].path == binary.string());
+    CHECK(r.entries[3].source == "src/b.cu");
+    CHECK(r.entries[3].binary_mtime_ns > 0);
+
+    CHECK(check_freshness(embedded, embedded).fresh());
+    CHECK_THROWS_WITH_AS((void)check_freshness(embedded, disk, {dir.path() / "none"}),
+                         doctest::Contains("cannot stat binary"), ConfigError);
 }
 
 TEST_CASE("a missing source directory is a ConfigError naming it") {

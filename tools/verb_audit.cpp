@@ -23,14 +23,6 @@ struct AuditCompile {
     std::string defines;
 };
 
-// Runs `kjit fresh --src dir` itself, so that audit and fresh share one implementation.
-int run_fresh(const std::string& dir) {
-    CLI::App app;
-    const Action fresh = add_fresh(app);
-    const char* argv[] = {"kjit", "fresh", "--src", dir.c_str()};
-    app.parse(4, argv);
-    return fresh();
-}
 } // namespace
 
 int run_audit(const SourceOptions& sources, const std::vector<std::string>& archs,
@@ -84,7 +76,7 @@ int run_audit(const SourceOptions& sources, const std::vector<std::string>& arch
     else if (!have_dir)
         std::printf("fresh: skipped (no kernel directory at %s)\n", kernel_dir.c_str());
     else
-        stale = run_fresh(kernel_dir);
+        stale = print_fresh(check_freshness(kernel_dir), kernel_dir);
     std::fflush(stdout);
 
     CompileCache cache(cache_options.settings());

@@ -1,7 +1,5 @@
 #include "tools/verbs.hpp"
 
-#include <sys/stat.h>
-
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -23,45 +21,39 @@ std::string when(std::int64_t ns) {
 }
 
 int run_fresh(const FreshArgs& args) {
-    const SourceSet embedded = SourceSet::embedded();
-    const SourceSet disk = SourceSet::from_directory(args.src);
-    std::printf("kjit fresh: %zu embedded file(s) against %s\n", embedded.files().size(),
-                args.src.c_str());
-    int stale = 0;
-    for (const auto& f : disk.files()) {
-        const SourceFile* e = embedded.find(f.name);
-        if (!e) {
-            ++stale;
-            std::printf("  new      %-32s on disk, not embedded: rebuild\n", f.path.c_str());
-        } else if (!(e->hash == f.hash)) {
-            ++stale;
-            std::printf("  stale    %-32s embedded %.12s (%s), on disk %.12s (%s): rebuild\n",
-                        f.path.c_str(), e->hash.hex().c_str(), when(e->mtime_ns).c_str(),
-                        f.hash.hex().c_str(), when(f.mtime_ns).c_str());
+    const std::vector<std::filesystem::path> binaries(args.binaries.begin(), args.binaries.end());
+    return print_fresh(check_freshness(args.src, binaries), args.src);
+}
+} // namespace
+
+int print_fresh(const FreshnessReport& report, const std::string& src) {
+    std::printf("kjit fresh: %zu embedded file(s) against %s\n", report.embedded_files,
+                src.c_str());
+    for (const FreshnessEntry& e : report.entries) {
+        const char* path = e.path.c_str();
+        switch (e.kind) {
+        case Staleness::new_file:
+            std::printf("  new      %-32s on disk, not embedded: rebuild\n", path);
+            break;
+        case Staleness::stale:
+            std::printf("  stale    %-32s embedded %.12s (%s), on disk %.12s (%s): rebuild\n", path,
+                        e.embedded_hash.hex().c_str(), when(e.embedded_mtime_ns).c_str(),
+                        e.disk_hash.hex().c_str(), when(e.disk_mtime_ns).c_str());
+            break;
+        case Staleness::missing:
+            std::printf("  missing  %-32s embedded, no longer on disk: rebuild\n", path);
+            break;
+        case Staleness::binary_older:
+            std::printf("  stale    %-32s built %s, older than %s (%s)\n", path,
+                        when(e.binary_mtime_ns).c_str(), e.source.c_str(),
+                        when(e.disk_mtime_ns).c_str());
+            break;
         }
     }
-    for (const auto& e : embedded.files())
-        if (!disk.find(e.name)) {
-            ++stale;
-            std::printf("  missing  %-32s embedded, no longer on disk: rebuild\n", e.path.c_str());
-        }
-    for (const auto& b : args.binaries) {
-        struct stat st {};
-        if (::stat(b.c_str(), &st) != 0)
-            throw ConfigError("cannot stat binary", b);
-        const std::int64_t built = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 +
-                                   st.st_mtim.tv_nsec;
-        for (const auto& f : disk.files())
-            if (f.mtime_ns > built) {
-                ++stale;
-                std::printf("  stale    %-32s built %s, older than %s (%s)\n", b.c_str(),
-                            when(built).c_str(), f.path.c_str(), when(f.mtime_ns).c_str());
-            }
-    }
+    const std::size_t stale = report.entries.size();
     std::printf("fresh: %s\n", stale ? (std::to_string(stale) + " stale").c_str() : "up to date");
     return stale ? kFindings : kOk;
 }
-} // namespace
 
 Action add_fresh(CLI::App& app) {
     auto args = std::make_shared<FreshArgs>();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "jit/compile_cache.hpp"
+#include "jit/freshness.hpp"
 #include "jit/sources.hpp"
 
 #include <CLI/CLI.hpp>
@@ -35,6 +36,10 @@ struct CacheOptions {
 
 /// Draws "[done/total] what" on one terminal line; prints nothing when stderr is no terminal.
 CompileProgress progress_line(const std::string& what);
+
+/// Prints `report` as `kjit fresh` does (`src`: the directory it was checked against); kFindings
+/// when anything is out of date.
+int print_fresh(const FreshnessReport& report, const std::string& src);
 
 /// Compiles every kernel for each arch and prints one line per compile; kFindings on a failure.
 int run_audit(const SourceOptions& sources, const std::vector<std::string>& archs,
