@@ -10,8 +10,9 @@
 
 namespace kjit {
 
-/// Bumped whenever the key encoding or the disk entry layout changes.
-inline constexpr int kCacheFormatVersion = 1;
+/// Bumped whenever the key encoding or the disk entry layout changes (2: every value of the
+/// entry's meta is escaped, as jit/compile_record.hpp writes it).
+inline constexpr int kCacheFormatVersion = 2;
 
 /// What a compile's key is made of, one hash per component, so that `kjit cache why` can
 /// say which component differs between two requests.

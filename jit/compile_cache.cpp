@@ -1,7 +1,8 @@
 #include "jit/compile_cache.hpp"
 
+#include "jit/compile_record.hpp"
+
 #include <chrono>
-#include <cstdlib>
 #include <unordered_map>
 
 namespace kjit {
@@ -10,43 +11,13 @@ namespace {
 double ms_since(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
 }
-
-std::string escape(std::string_view s) {
-    std::string out;
-    for (char c : s) {
-        if (c == '\\')
-            out += "\\\\";
-        else if (c == '\n')
-            out += "\\n";
-        else
-            out += c;
-    }
-    return out;
-}
-
-std::string unescape(std::string_view s) {
-    std::string out;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '\\' && i + 1 < s.size()) {
-            out += s[i + 1] == 'n' ? '\n' : s[i + 1];
-            ++i;
-        } else {
-            out += s[i];
-        }
-    }
-    return out;
-}
 } // namespace
 
 std::string entry_meta(const CacheKey& key, const CompiledKernel& c) {
     std::string components;
     for (std::size_t i = 0; i < KeyComponents::kCount; ++i)
         components += (i ? "," : "") + hex64(key.components.hashes[i]);
-    return "kernel=" + c.kernel + "\npath=" + c.path + "\narch=" + c.options.arch +
-           "\ndefines=" + escape(c.options.defines_text()) +
-           "\nsource_hash=" + c.source_hash.hex() + "\nnvrtc=" + std::to_string(nvrtc_version()) +
-           "\ncompile_ms=" + std::to_string(c.compile_ms) + "\ncomponents=" + components +
-           "\nlog=" + escape(c.log) + "\n";
+    return kernel_meta(c) + "components=" + components + "\n";
 }
 
 CompileCache::CompileCache(CacheSettings settings) : settings_(std::move(settings)) {
@@ -70,16 +41,7 @@ std::optional<CompiledKernel> CompileCache::load(const CacheKey& key,
     *read_ms += ms_since(start);
     if (!entry)
         return std::nullopt;
-    CompiledKernel c;
-    c.kernel = meta_value(entry->meta, "kernel");
-    c.path = meta_value(entry->meta, "path");
-    if (const auto h = Hash128::parse(meta_value(entry->meta, "source_hash")))
-        c.source_hash = *h;
-    c.options = options;
-    c.cubin = std::move(entry->payload);
-    c.log = unescape(meta_value(entry->meta, "log"));
-    c.compile_ms = std::strtod(meta_value(entry->meta, "compile_ms").c_str(), nullptr);
-    return c;
+    return kernel_from_meta(entry->meta, std::move(entry->payload), {}, options);
 }
 
 void CompileCache::store(const CacheKey& key, const CompiledKernel& compiled) {

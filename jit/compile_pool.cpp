@@ -1,5 +1,7 @@
 #include "jit/compile_pool.hpp"
 
+#include "jit/compile_record.hpp"
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -8,7 +10,6 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -124,39 +125,22 @@ std::string encode_job(const CompileJob& job) {
 
 enum Status : std::uint64_t { kCompiled = 0, kCompileFailed = 1, kOtherError = 2 };
 
+// A reply is a status, then the compile's record (jit/compile_record.hpp) with the machine code
+// beside it, the failed compile's record, or another error's text.
 std::string encode_outcome(const CompileOutcome& o) {
     Writer w;
     if (o.compiled) {
-        const CompiledKernel& c = *o.compiled;
         w.u64(kCompiled);
-        w.str(c.kernel);
-        w.str(c.path);
-        w.u64(c.source_hash.lo);
-        w.u64(c.source_hash.hi);
-        w.str(c.cubin);
-        w.str(c.ptx);
-        w.str(c.log);
-        w.str(std::to_string(c.compile_ms));
+        w.str(kernel_meta(*o.compiled));
+        w.str(o.compiled->cubin);
+        w.str(o.compiled->ptx);
         return w.bytes();
     }
     try {
         std::rethrow_exception(o.error);
     } catch (const CompileError& e) {
         w.u64(kCompileFailed);
-        w.str(e.kernel);
-        w.str(e.path);
-        put_strings(w, e.options);
-        put_defines(w, e.defines);
-        w.str(e.log);
-        w.u64(e.diagnostics.size());
-        for (const auto& d : e.diagnostics) {
-            w.str(d.path);
-            w.u64(static_cast<std::uint64_t>(d.line));
-            w.u64(static_cast<std::uint64_t>(d.column));
-            w.str(severity_name(d.severity));
-            w.str(d.message);
-        }
-        w.str(e.source_hash);
+        w.str(compile_error_meta(e));
     } catch (const std::exception& e) {
         w.u64(kOtherError);
         w.str(e.what());
@@ -169,36 +153,10 @@ CompileOutcome decode_outcome(const std::string& bytes, const CompileOptions& op
     CompileOutcome out;
     const std::uint64_t status = r.u64();
     if (status == kCompiled) {
-        CompiledKernel c;
-        c.kernel = r.str();
-        c.path = r.str();
-        c.source_hash.lo = r.u64();
-        c.source_hash.hi = r.u64();
-        c.cubin = r.str();
-        c.ptx = r.str();
-        c.log = r.str();
-        c.compile_ms = std::strtod(r.str().c_str(), nullptr);
-        c.options = options;
-        out.compiled = std::move(c);
+        std::string meta = r.str(), cubin = r.str(), ptx = r.str();
+        out.compiled = kernel_from_meta(meta, std::move(cubin), std::move(ptx), options);
     } else if (status == kCompileFailed) {
-        std::string kernel = r.str(), path = r.str();
-        auto opts = get_strings(r);
-        auto defines = get_defines(r);
-        std::string log = r.str();
-        std::vector<Diagnostic> diags(r.u64());
-        for (auto& d : diags) {
-            d.path = r.str();
-            d.line = static_cast<int>(r.u64());
-            d.column = static_cast<int>(r.u64());
-            const std::string severity = r.str();
-            d.severity = severity == "warning" ? Severity::warning
-                         : severity == "note"  ? Severity::note
-                                               : Severity::error;
-            d.message = r.str();
-        }
-        std::string hash = r.str();
-        out.error = std::make_exception_ptr(CompileError(kernel, path, opts, defines, log,
-                                                         std::move(diags), hash));
+        out.error = std::make_exception_ptr(compile_error_from_meta(r.str()));
     } else {
         out.error = std::make_exception_ptr(Error(r.str()));
     }

@@ -1,4 +1,5 @@
 #include "jit/compile_cache.hpp"
+#include "jit/compile_record.hpp"
 #include "jit/source_provider.hpp"
 #include "tests/support.hpp"
 
@@ -10,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <set>
@@ -376,6 +378,47 @@ TEST_CASE("a compile error is reported through the cache and nothing is stored")
     REQUIRE(r.error);
     CHECK_THROWS_AS(std::rethrow_exception(r.error), CompileError);
     CHECK(cc.disk()->list().empty());
+}
+
+TEST_CASE("one record encodes a compiled kernel for the disk and the wire, and a failed compile") {
+    CompiledKernel k;
+    k.kernel = "tiny";
+    k.path = "kernels\\odd\npath/tiny.cu";
+    k.source_hash = hash128("src");
+    k.options.arch = "sm_90";
+    k.options.defines = {{"A", "1"}, {"B", "two words"}};
+    k.log = "kernels/tiny.cu:2: warning: w\nnext line \\ with a backslash";
+    k.compile_ms = 12.5;
+    const std::string meta = kernel_meta(k);
+    CHECK(std::count(meta.begin(), meta.end(), '\n') == 8); // one line per value
+    CHECK(meta_value(meta, "arch") == "sm_90");
+    CHECK(meta_value(meta, "defines") == "A=1 B=two words");
+    CompileOptions request;
+    request.arch = "sm_90";
+    const CompiledKernel back = kernel_from_meta(meta, "CUBIN", "PTX", request);
+    CHECK(back.kernel == k.kernel);
+    CHECK(back.path == k.path);
+    CHECK(back.source_hash == k.source_hash);
+    CHECK(back.log == k.log);
+    CHECK(back.compile_ms == 12.5);
+    CHECK(back.cubin == "CUBIN");
+    CHECK(back.ptx == "PTX");
+    CHECK(back.options.arch == "sm_90");
+
+    const CompileError e("tiny", "kernels/tiny.cu", {"--gpu-architecture=sm_90", "-DA=1"},
+                         {{"A", "1"}, {"B", "x=y"}}, "the log\nline 2",
+                         {{"kernels/tiny.cu", 2, 11, Severity::error, "expected\nan expression", {}},
+                          {"kernels/tiny.cuh", 3, 0, Severity::note, "a \\ remark", "R1"}},
+                         "abc");
+    const CompileError f = compile_error_from_meta(compile_error_meta(e));
+    CHECK(f.kernel == e.kernel);
+    CHECK(f.path == e.path);
+    CHECK(f.options == e.options);
+    CHECK(f.defines == e.defines);
+    CHECK(f.log == e.log);
+    CHECK(f.diagnostics == e.diagnostics);
+    CHECK(f.source_hash == e.source_hash);
+    CHECK(std::string(f.what()) == e.what());
 }
 
 TEST_CASE("compile workers give the same CUBIN as an in-process compile and carry errors back") {
