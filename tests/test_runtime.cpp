@@ -2,6 +2,7 @@
 #include "runtime/buffer.hpp"
 #include "runtime/context.hpp"
 #include "runtime/engine.hpp"
+#include "runtime/launch.hpp"
 #include "runtime/module.hpp"
 #include "runtime/stream.hpp"
 #include "tests/support.hpp"
