@@ -1,6 +1,6 @@
 #include "runtime/context.hpp"
 
-#include "runtime/ledger.hpp"
+#include "runtime/hooks.hpp"
 
 #include <cstdio>
 #include <utility>
@@ -69,13 +69,7 @@ Context::~Context() { release(); }
 void Context::release() noexcept {
     if (!ctx_)
         return;
-    if (Ledger* ledger = Ledger::active()) {
-        try {
-            ledger->resolve(); // the ledger's events die with the context
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "kjit: warning: launch ledger: %s\n", e.what());
-        }
-    }
+    detail::context_release(ctx_); // observers' events die with the context
     if (const CUresult r = driver().cuDevicePrimaryCtxRelease(device_.handle()); r != CUDA_SUCCESS)
         std::fprintf(stderr, "kjit: warning: cuDevicePrimaryCtxRelease: %s\n", describe(r).c_str());
     ctx_ = nullptr;

@@ -1,7 +1,7 @@
 #include "runtime/launch.hpp"
 
 #include "runtime/context.hpp"
-#include "runtime/ledger.hpp"
+#include "runtime/hooks.hpp"
 #include "runtime/stream.hpp"
 
 #include <atomic>
@@ -203,8 +203,16 @@ void Function::launch_packed(const LaunchConfig& config, void** params,
         state_->checked_signature.store(signature, std::memory_order_release);
     }
     check_config(config);
-    Ledger* ledger = Ledger::active();
-    const Ledger::Pending pending = ledger ? ledger->begin(*this, config) : Ledger::Pending{};
+    if (detail::launch_hooks_armed()) [[unlikely]] {
+        const detail::ObserverList observers = detail::launch_enter(*this, config);
+        queue(config, params);
+        detail::launch_exit(observers, *this, config);
+        return;
+    }
+    queue(config, params);
+}
+
+void Function::queue(const LaunchConfig& config, void** params) const {
     if (!config.needs_ex()) {
         const CUresult r = driver().cuLaunchKernel(
             handle_, config.grid.x, config.grid.y, config.grid.z, config.block.x, config.block.y,
@@ -243,8 +251,6 @@ void Function::launch_packed(const LaunchConfig& config, void** params,
         if (r != CUDA_SUCCESS)
             throw LaunchError("cuLaunchKernelEx", r, state_->name, context(config), {});
     }
-    if (ledger)
-        ledger->end(pending, config.stream);
 }
 
 } // namespace kjit

@@ -98,6 +98,8 @@ class Function {
     [[nodiscard]] std::string context(const LaunchConfig& config) const;
 
   private:
+    /// Hands the launch to the driver.
+    void queue(const LaunchConfig& config, void** params) const;
     void check_config(const LaunchConfig& config) const;
     void check_arguments(const LaunchConfig& config, std::span<const std::size_t> sizes,
                          std::span<const std::size_t> aligns) const;
