@@ -2,6 +2,7 @@
 #include "runtime/buffer.hpp"
 #include "runtime/context.hpp"
 #include "runtime/geometry.hpp"
+#include "runtime/graph.hpp"
 #include "runtime/hooks.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/ledger.hpp"
@@ -256,6 +257,49 @@ TEST_CASE("launches are capturable into a graph") {
     CHECK(buf.to_vector<int>()[5] == 15 + 100);
     driver().cuGraphExecDestroy(exec);
     driver().cuGraphDestroy(graph);
+}
+
+TEST_CASE("a Graph replays what it captured and a capture that throws leaves the stream usable") {
+    KJIT_REQUIRE_DEVICE();
+    const Context ctx(Device::get(0));
+    const Module m = load_test_kernels(ctx);
+    const Function produce = m.function("produce");
+    const int n = 4096;
+    DeviceBuffer buf(n * 4);
+    buf.fill_bytes(0);
+    Stream s;
+    const auto config = [&](CUstream stream) {
+        return LaunchConfig{{n / 128, 1, 1}, {128, 1, 1}, 0, stream};
+    };
+    Graph g = Graph::capture(
+        [&](CUstream stream) {
+            for (int salt = 1; salt <= 3; ++salt)
+                produce.launch(config(stream), buf.ptr(), n, salt);
+        },
+        s.handle());
+    REQUIRE(g.exec() != nullptr);
+    s.synchronize();
+    CHECK(buf.to_vector<int>()[5] == 0); // captured, not run
+    const Graph moved = std::move(g);
+    CHECK(g.exec() == nullptr);
+    moved.launch(s.handle());
+    s.synchronize();
+    CHECK(buf.to_vector<int>()[5] == 15 + 3);
+
+    // A refused launch inside the capture: the LaunchError comes out, the capture is ended.
+    CHECK_THROWS_AS(Graph::capture(
+                        [&](CUstream stream) {
+                            produce.launch(config(stream), buf.ptr(), n, 9);
+                            produce.launch({{1, 1, 1}, {2048, 1, 1}, 0, stream}, buf.ptr(), n, 9);
+                        },
+                        s.handle()),
+                    LaunchError);
+    produce.launch(config(s.handle()), buf.ptr(), n, 11);
+    s.synchronize();
+    CHECK(buf.to_vector<int>()[5] == 15 + 11); // the stream runs work again; 9 never ran
+    moved.launch(s.handle());
+    s.synchronize();
+    CHECK(buf.to_vector<int>()[5] == 15 + 3);
 }
 
 TEST_CASE("a launch on a destroyed stream is an error and a correct launch still works after it") {
