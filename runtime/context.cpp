@@ -46,34 +46,44 @@ std::size_t Device::total_memory() const {
     return bytes;
 }
 
+namespace {
+/// One retain of a device's primary context; observers hear of the release first, while
+/// the context's events still live.
+struct PrimaryRetain {
+    CUdevice device;
+    CUcontext ctx;
+    PrimaryRetain(CUdevice device_, CUcontext ctx_) : device(device_), ctx(ctx_) {}
+    PrimaryRetain(const PrimaryRetain&) = delete;
+    PrimaryRetain& operator=(const PrimaryRetain&) = delete;
+    ~PrimaryRetain() {
+        detail::context_release(ctx); // observers' events die with the context
+        if (const CUresult r = driver().cuDevicePrimaryCtxRelease(device); r != CUDA_SUCCESS)
+            std::fprintf(stderr, "kjit: warning: cuDevicePrimaryCtxRelease: %s\n", describe(r).c_str());
+    }
+};
+} // namespace
+
 Context::Context(const Device& device) : device_(device) {
     check(driver().cuDevicePrimaryCtxRetain(&ctx_, device.handle()), "cuDevicePrimaryCtxRetain",
           "dev=" + std::to_string(device.ordinal()));
+    retain_ = std::make_shared<const PrimaryRetain>(device.handle(), ctx_);
     make_current();
 }
 
 Context::Context(Context&& other) noexcept
-    : device_(other.device_), ctx_(std::exchange(other.ctx_, nullptr)) {}
+    : device_(other.device_), ctx_(std::exchange(other.ctx_, nullptr)),
+      retain_(std::move(other.retain_)) {}
 
 Context& Context::operator=(Context&& other) noexcept {
     if (this != &other) {
-        release();
         device_ = other.device_;
         ctx_ = std::exchange(other.ctx_, nullptr);
+        retain_ = std::move(other.retain_);
     }
     return *this;
 }
 
-Context::~Context() { release(); }
-
-void Context::release() noexcept {
-    if (!ctx_)
-        return;
-    detail::context_release(ctx_); // observers' events die with the context
-    if (const CUresult r = driver().cuDevicePrimaryCtxRelease(device_.handle()); r != CUDA_SUCCESS)
-        std::fprintf(stderr, "kjit: warning: cuDevicePrimaryCtxRelease: %s\n", describe(r).c_str());
-    ctx_ = nullptr;
-}
+Context::~Context() = default;
 
 void Context::make_current() const {
     check(driver().cuCtxSetCurrent(ctx_), "cuCtxSetCurrent",

@@ -43,6 +43,7 @@ class NoDeviceError : public Error {
     X(cuDeviceTotalMem, 3020)                                                                    \
     X(cuDevicePrimaryCtxRetain, 7000)                                                            \
     X(cuDevicePrimaryCtxRelease, 11000)                                                          \
+    X(cuDevicePrimaryCtxGetState, 7000)                                                          \
     X(cuCtxSetCurrent, 4000)                                                                     \
     X(cuCtxSynchronize, 2000)                                                                    \
     X(cuModuleLoadData, 2000)                                                                    \

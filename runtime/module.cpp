@@ -7,29 +7,33 @@
 
 namespace kjit {
 
-Module::Module(CUmodule m, std::string label, int device_ordinal, std::string arch)
+Module::Module(CUmodule m, std::string label, int device_ordinal, std::string arch,
+               std::shared_ptr<const void> context)
     : module_(m), label_(std::move(label)), device_ordinal_(device_ordinal),
-      arch_(std::move(arch)) {}
+      arch_(std::move(arch)), context_(std::move(context)) {}
 
 Module Module::load(const Context& context, const std::string& image, const std::string& label) {
     context.make_current();
+    const std::string arch = context.device().arch(); // before the load: nothing to unload
     CUmodule m = nullptr;
     // PTX must be NUL-terminated (std::string is); CUBIN is read by its ELF header.
     check(driver().cuModuleLoadData(&m, image.c_str()), "cuModuleLoadData",
           "module=" + label + " bytes=" + std::to_string(image.size()) +
               " dev=" + std::to_string(context.device().ordinal()));
-    return {m, label, context.device().ordinal(), context.device().arch()};
+    return {m, label, context.device().ordinal(), arch, context.share()};
 }
 
 Module::Module(Module&& other) noexcept
     : module_(std::exchange(other.module_, nullptr)), label_(std::move(other.label_)),
-      device_ordinal_(other.device_ordinal_), arch_(std::move(other.arch_)) {}
+      device_ordinal_(other.device_ordinal_), arch_(std::move(other.arch_)),
+      context_(std::move(other.context_)) {}
 
 Module& Module::operator=(Module&& other) noexcept {
     std::swap(module_, other.module_);
     std::swap(label_, other.label_);
     std::swap(device_ordinal_, other.device_ordinal_);
     std::swap(arch_, other.arch_);
+    std::swap(context_, other.context_);
     return *this;
 }
 

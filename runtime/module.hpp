@@ -2,6 +2,7 @@
 
 #include "runtime/launch.hpp"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -9,7 +10,7 @@ namespace kjit {
 
 class Context;
 
-/// An owned, loaded CUBIN in the current context.
+/// An owned, loaded CUBIN; it keeps the context it was loaded into alive (Context::share()).
 class Module {
   public:
     /// Loads `image` (CUBIN or PTX) into `context`; `label` names it in errors.
@@ -27,11 +28,13 @@ class Module {
     [[nodiscard]] CUmodule handle() const { return module_; }
 
   private:
-    Module(CUmodule m, std::string label, int device_ordinal, std::string arch);
+    Module(CUmodule m, std::string label, int device_ordinal, std::string arch,
+           std::shared_ptr<const void> context);
     CUmodule module_ = nullptr;
     std::string label_; ///< the variant its functions report
     int device_ordinal_ = 0;
     std::string arch_;
+    std::shared_ptr<const void> context_; ///< released after the module is unloaded
 };
 
 } // namespace kjit

@@ -12,12 +12,17 @@
 
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdint>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <numeric>
+#include <sstream>
 #include <thread>
 
 using namespace kjit;
@@ -83,6 +88,36 @@ struct LaunchLog final : LaunchObserver {
 };
 
 bool same(const Dim3& a, const Dim3& b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
+
+/// Whether `device`'s primary context is active (retained by someone in this process).
+bool primary_context_active(const Device& device) {
+    unsigned flags = 0;
+    int active = 0;
+    check(driver().cuDevicePrimaryCtxGetState(device.handle(), &flags, &active),
+          "cuDevicePrimaryCtxGetState");
+    return active != 0;
+}
+
+/// What `f` writes to this process's stderr (kjit's warnings go there).
+std::string stderr_of(const std::function<void()>& f) {
+    test::TempDir dir;
+    const std::string path = (dir.path() / "stderr.txt").string();
+    std::fflush(stderr);
+    const int saved = ::dup(2);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(saved >= 0);
+    REQUIRE(fd >= 0);
+    ::dup2(fd, 2);
+    ::close(fd);
+    f();
+    std::fflush(stderr);
+    ::dup2(saved, 2);
+    ::close(saved);
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
 
 } // namespace
 
@@ -300,6 +335,36 @@ TEST_CASE("a Graph replays what it captured and a capture that throws leaves the
     moved.launch(s.handle());
     s.synchronize();
     CHECK(buf.to_vector<int>()[5] == 15 + 3);
+}
+
+TEST_CASE("a module keeps its context alive after the Context is gone and releases it when unloaded") {
+    KJIT_REQUIRE_DEVICE();
+    const Device dev = Device::get(0);
+    REQUIRE_FALSE(primary_context_active(dev)); // nothing else in this process holds it
+    auto ctx = std::make_unique<Context>(dev);
+    auto m = std::make_unique<Module>(load_test_kernels(*ctx));
+    ctx.reset();
+    CHECK(primary_context_active(dev)); // the module's share keeps it
+    {
+        const Function produce = m->function("produce");
+        const int n = 1000;
+        DeviceBuffer buf(n * 4);
+        Stream s;
+        produce.launch({{8, 1, 1}, {128, 1, 1}, 0, s.handle()}, buf.ptr(), n, 4);
+        s.synchronize();
+        CHECK(buf.to_vector<int>()[999] == 999 * 3 + 4);
+    }
+    const std::string warnings = stderr_of([&] { m.reset(); });
+    CHECK(warnings.empty()); // the unload and the release both succeeded
+    CHECK_FALSE(primary_context_active(dev));
+
+    // A context opened afterwards is a fresh one and works.
+    const Context again(dev);
+    const Module m2 = load_test_kernels(again);
+    const Function empty = m2.function("empty");
+    Stream s;
+    empty.launch({{1, 1, 1}, {32, 1, 1}, 0, s.handle()});
+    s.synchronize();
 }
 
 TEST_CASE("a launch on a destroyed stream is an error and a correct launch still works after it") {
