@@ -15,8 +15,9 @@ int Device::count() {
 
 Device Device::get(int ordinal) {
     CUdevice d = 0;
-    check(driver().cuDeviceGet(&d, ordinal), "cuDeviceGet",
-          "ordinal=" + std::to_string(ordinal) + " of " + std::to_string(count()));
+    check(driver().cuDeviceGet(&d, ordinal), "cuDeviceGet", [&] {
+        return "ordinal=" + std::to_string(ordinal) + " of " + std::to_string(count());
+    });
     return {ordinal, d};
 }
 
@@ -28,8 +29,9 @@ std::string Device::name() const {
 
 int Device::attribute(CUdevice_attribute attr) const {
     int v = 0;
-    check(driver().cuDeviceGetAttribute(&v, attr, handle_), "cuDeviceGetAttribute",
-          "dev=" + std::to_string(ordinal_) + " attribute=" + std::to_string(attr));
+    check(driver().cuDeviceGetAttribute(&v, attr, handle_), "cuDeviceGetAttribute", [&] {
+        return "dev=" + std::to_string(ordinal_) + " attribute=" + std::to_string(attr);
+    });
     return v;
 }
 
@@ -65,7 +67,7 @@ struct PrimaryRetain {
 
 Context::Context(const Device& device) : device_(device) {
     check(driver().cuDevicePrimaryCtxRetain(&ctx_, device.handle()), "cuDevicePrimaryCtxRetain",
-          "dev=" + std::to_string(device.ordinal()));
+          [&] { return "dev=" + std::to_string(device.ordinal()); });
     retain_ = std::make_shared<const PrimaryRetain>(device.handle(), ctx_);
     make_current();
 }
@@ -87,13 +89,13 @@ Context::~Context() = default;
 
 void Context::make_current() const {
     check(driver().cuCtxSetCurrent(ctx_), "cuCtxSetCurrent",
-          "dev=" + std::to_string(device_.ordinal()));
+          [&] { return "dev=" + std::to_string(device_.ordinal()); });
 }
 
 void Context::synchronize() const {
     make_current();
     check(driver().cuCtxSynchronize(), "cuCtxSynchronize",
-          "dev=" + std::to_string(device_.ordinal()));
+          [&] { return "dev=" + std::to_string(device_.ordinal()); });
 }
 
 } // namespace kjit

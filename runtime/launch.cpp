@@ -85,7 +85,7 @@ int Function::registers() const { return state_->registers; }
 int Function::attribute(CUfunction_attribute attr) const {
     int v = 0;
     check(driver().cuFuncGetAttribute(&v, attr, handle_), "cuFuncGetAttribute",
-          "kernel=" + state_->name + " attribute=" + std::to_string(attr));
+          [&] { return "kernel=" + state_->name + " attribute=" + std::to_string(attr); });
     return v;
 }
 
@@ -106,7 +106,7 @@ std::vector<std::pair<std::size_t, std::size_t>> Function::param_layout() const 
         const CUresult r = driver().cuFuncGetParamInfo(handle_, i, &offset, &size);
         if (r == CUDA_ERROR_INVALID_VALUE)
             break;
-        check(r, "cuFuncGetParamInfo", "kernel=" + state_->name);
+        check(r, "cuFuncGetParamInfo", [&] { return "kernel=" + state_->name; });
         layout.emplace_back(offset, size);
     }
     return layout;
@@ -169,7 +169,7 @@ void Function::check_config(const LaunchConfig& c) const {
         int per_sm = 0;
         check(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
                   &per_sm, handle_, static_cast<int>(c.block.volume()), c.smem_bytes),
-              "cuOccupancyMaxActiveBlocksPerMultiprocessor", context(c));
+              "cuOccupancyMaxActiveBlocksPerMultiprocessor", [&] { return context(c); });
         const long long fit =
             static_cast<long long>(per_sm) * Device::get(state_->device_ordinal).sm_count();
         if (static_cast<long long>(c.grid.volume()) > fit)
@@ -188,7 +188,7 @@ void Function::check_config(const LaunchConfig& c) const {
             check(driver().cuFuncSetAttribute(handle_,
                                               CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                               static_cast<int>(c.smem_bytes)),
-                  "cuFuncSetAttribute", context(c));
+                  "cuFuncSetAttribute", [&] { return context(c); });
             state_->smem_opted.store(c.smem_bytes);
         }
     }

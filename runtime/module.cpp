@@ -17,9 +17,10 @@ Module Module::load(const Context& context, const std::string& image, const std:
     const std::string arch = context.device().arch(); // before the load: nothing to unload
     CUmodule m = nullptr;
     // PTX must be NUL-terminated (std::string is); CUBIN is read by its ELF header.
-    check(driver().cuModuleLoadData(&m, image.c_str()), "cuModuleLoadData",
-          "module=" + label + " bytes=" + std::to_string(image.size()) +
-              " dev=" + std::to_string(context.device().ordinal()));
+    check(driver().cuModuleLoadData(&m, image.c_str()), "cuModuleLoadData", [&] {
+        return "module=" + label + " bytes=" + std::to_string(image.size()) +
+               " dev=" + std::to_string(context.device().ordinal());
+    });
     return {m, label, context.device().ordinal(), arch, context.share()};
 }
 
@@ -47,14 +48,15 @@ Module::~Module() {
 std::vector<Function> Module::functions() const {
     unsigned count = 0;
     check(driver().cuModuleGetFunctionCount(&count, module_), "cuModuleGetFunctionCount",
-          "module=" + label_);
+          [&] { return "module=" + label_; });
     std::vector<CUfunction> handles(count);
     check(driver().cuModuleEnumerateFunctions(handles.data(), count, module_),
-          "cuModuleEnumerateFunctions", "module=" + label_);
+          "cuModuleEnumerateFunctions", [&] { return "module=" + label_; });
     std::vector<Function> out;
     for (CUfunction f : handles) {
         const char* name = nullptr;
-        check(driver().cuFuncGetName(&name, f), "cuFuncGetName", "module=" + label_);
+        check(driver().cuFuncGetName(&name, f), "cuFuncGetName",
+              [&] { return "module=" + label_; });
         // Under lazy loading (the default) enumerated handles are not loaded yet; looking
         // each up by name loads it.
         out.push_back(function(name));
@@ -67,7 +69,7 @@ Function Module::function(const std::string& name) const {
     const CUresult r = driver().cuModuleGetFunction(&f, module_, name.c_str());
     if (r == CUDA_ERROR_NOT_FOUND)
         throw NotFoundError("module " + label_ + " has no entry point '" + name + "'");
-    check(r, "cuModuleGetFunction", "module=" + label_ + " function=" + name);
+    check(r, "cuModuleGetFunction", [&] { return "module=" + label_ + " function=" + name; });
     return {f, name, device_ordinal_, arch_, label_};
 }
 

@@ -48,6 +48,27 @@ TEST_CASE("without a usable GPU the driver reports a typed NoDeviceError that is
     CHECK_THROWS_AS((void)Device::count(), NoDeviceError);
 }
 
+TEST_CASE("check builds its error context only when the call failed") {
+    int built = 0;
+    const auto context = [&] {
+        ++built;
+        return std::string("ordinal=3 of 1");
+    };
+    check(CUDA_SUCCESS, "cuDeviceGet", context);
+    CHECK(built == 0);
+    try {
+        check(CUDA_ERROR_INVALID_DEVICE, "cuDeviceGet", context);
+        FAIL("expected CudaError");
+    } catch (const CudaError& e) {
+        CHECK(built == 1);
+        CHECK(e.call == "cuDeviceGet");
+        CHECK(e.code == CUDA_ERROR_INVALID_DEVICE);
+        CHECK(e.context == "ordinal=3 of 1");
+        CHECK(std::string(e.what()).find("cuDeviceGet: ") == 0);
+        CHECK(std::string(e.what()).find(" [ordinal=3 of 1]") != std::string::npos);
+    }
+}
+
 TEST_CASE("the engine refuses a misspelled flag and injects a flag's define into the key") {
     test::TempDir cache_dir;
     EngineOptions options;
