@@ -4,13 +4,21 @@
 #include "runtime/hooks.hpp"
 #include "runtime/stream.hpp"
 
+#include <array>
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <utility>
 
 namespace kjit {
 
 namespace detail {
+/// Dynamic shared memory a launch may use without opting in.
+constexpr unsigned kDefaultSmemLimit = 48 * 1024;
+/// How many (block volume, dynamic shared memory) pairs a function caches the cooperative
+/// co-residency of; a function launched cooperatively with more reuses the oldest slot.
+constexpr std::size_t kCoresidentSlots = 8;
+
 struct FunctionState {
     std::string name;
     std::string variant;
@@ -21,13 +29,18 @@ struct FunctionState {
     int smem_optin_max = 0;
     int registers = 0;
     std::atomic<const void*> checked_signature{nullptr};
-    std::atomic<unsigned> smem_opted{48 * 1024};
+    std::atomic<unsigned> smem_opted{kDefaultSmemLimit};
     std::mutex mutex; // serializes the first-launch checks and the smem opt-in
+    /// Co-resident blocks per SM for cooperative launches, a word per (block volume, dynamic
+    /// shared memory): smem in bits 0-31, block volume 32-47, blocks per SM 48-62, bit 63 set
+    /// when filled. Filled on first use and read lock-free.
+    std::array<std::atomic<std::uint64_t>, kCoresidentSlots> coresident{};
+    std::atomic<unsigned> coresident_next{0};
+    std::atomic<int> sm_count{0}; ///< the device's, read on the first cooperative launch
 };
 } // namespace detail
 
 namespace {
-constexpr unsigned kDefaultSmemLimit = 48 * 1024;
 
 /// "(0: 8 B @0, 1: 4 B @8)": each parameter's index, size and offset.
 std::string layout_text(const std::vector<std::pair<std::size_t, std::size_t>>& layout) {
@@ -147,6 +160,28 @@ void Function::check_arguments(const LaunchConfig& config, std::span<const std::
         throw LaunchError("launch", CUDA_SUCCESS, state_->name, context(config), problem);
 }
 
+int Function::coresident_per_sm(const LaunchConfig& c) const {
+    constexpr std::uint64_t kFilled = std::uint64_t{1} << 63;
+    const std::uint64_t key = c.smem_bytes | (c.block.volume() << 32);
+    for (const auto& slot : state_->coresident) {
+        const std::uint64_t word = slot.load(std::memory_order_acquire);
+        if ((word & kFilled) && (word & 0xFFFF'FFFF'FFFF) == key)
+            return static_cast<int>((word >> 48) & 0x7FFF);
+    }
+    int per_sm = 0;
+    check(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+              &per_sm, handle_, static_cast<int>(c.block.volume()), c.smem_bytes),
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor", [&] { return context(c); });
+    // check_config() has refused blocks over the kernel's limit (at most 1024 threads), so
+    // both fit their fields; a value that did not would be queried again next time.
+    if (c.block.volume() <= 0xFFFF && per_sm >= 0 && per_sm <= 0x7FFF) {
+        const unsigned i = state_->coresident_next.fetch_add(1, std::memory_order_relaxed);
+        state_->coresident[i % detail::kCoresidentSlots].store(
+            kFilled | (static_cast<std::uint64_t>(per_sm) << 48) | key, std::memory_order_release);
+    }
+    return per_sm;
+}
+
 void Function::check_config(const LaunchConfig& c) const {
     const auto refuse = [&](const std::string& why) {
         throw LaunchError("launch", CUDA_SUCCESS, state_->name, context(c), why);
@@ -165,18 +200,6 @@ void Function::check_config(const LaunchConfig& c) const {
                              c.grid.y % c.cluster.y || c.grid.z % c.cluster.z))
         refuse("the grid " + c.grid.str() + " is not a whole number of clusters " +
                c.cluster.str());
-    if (c.cooperative) {
-        int per_sm = 0;
-        check(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                  &per_sm, handle_, static_cast<int>(c.block.volume()), c.smem_bytes),
-              "cuOccupancyMaxActiveBlocksPerMultiprocessor", [&] { return context(c); });
-        const long long fit =
-            static_cast<long long>(per_sm) * Device::get(state_->device_ordinal).sm_count();
-        if (static_cast<long long>(c.grid.volume()) > fit)
-            refuse("a cooperative grid of " + std::to_string(c.grid.volume()) +
-                   " blocks exceeds the " + std::to_string(fit) + " that can be co-resident (" +
-                   std::to_string(per_sm) + " per SM)");
-    }
     if (c.smem_bytes > state_->smem_opted.load(std::memory_order_relaxed)) {
         const long long total = static_cast<long long>(c.smem_bytes) + state_->static_smem;
         if (total > state_->smem_optin_max)
@@ -191,6 +214,20 @@ void Function::check_config(const LaunchConfig& c) const {
                   "cuFuncSetAttribute", [&] { return context(c); });
             state_->smem_opted.store(c.smem_bytes);
         }
+    }
+    // After the opt-in, so occupancy is asked about the function as this launch will run it.
+    if (c.cooperative) {
+        const int per_sm = coresident_per_sm(c);
+        int sms = state_->sm_count.load(std::memory_order_relaxed);
+        if (sms == 0) {
+            sms = Device::get(state_->device_ordinal).sm_count();
+            state_->sm_count.store(sms, std::memory_order_relaxed);
+        }
+        const long long fit = static_cast<long long>(per_sm) * sms;
+        if (static_cast<long long>(c.grid.volume()) > fit)
+            refuse("a cooperative grid of " + std::to_string(c.grid.volume()) +
+                   " blocks exceeds the " + std::to_string(fit) + " that can be co-resident (" +
+                   std::to_string(per_sm) + " per SM)");
     }
 }
 

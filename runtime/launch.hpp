@@ -101,6 +101,9 @@ class Function {
     /// Hands the launch to the driver.
     void queue(const LaunchConfig& config, void** params) const;
     void check_config(const LaunchConfig& config) const;
+    /// Blocks per SM that can be co-resident at `config`'s block and shared memory, queried
+    /// once per pair and then read from the function's cache.
+    [[nodiscard]] int coresident_per_sm(const LaunchConfig& config) const;
     void check_arguments(const LaunchConfig& config, std::span<const std::size_t> sizes,
                          std::span<const std::size_t> aligns) const;
     CUfunction handle_;

@@ -268,6 +268,37 @@ TEST_CASE("a cooperative launch runs when the grid fits and is refused with the 
     CHECK(err.find("a cooperative grid of 1048576 blocks exceeds the") != std::string::npos);
 }
 
+TEST_CASE("cooperative limits are kept per block and shared memory and stay exact on later launches") {
+    KJIT_REQUIRE_DEVICE();
+    const Context ctx(Device::get(0));
+    const Module m = load_test_kernels(ctx);
+    const Function f = m.function("empty");
+    const long long sms = ctx.device().sm_count();
+    Stream s;
+    // 12 pairs: more than a function keeps, so the second round also re-asks evicted ones.
+    for (int round = 0; round < 2; ++round)
+        for (const unsigned block : {32u, 64u, 128u, 256u, 512u, 1024u})
+            for (const unsigned smem : {0u, 8u * 1024}) {
+                int per_sm = 0;
+                check(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                          &per_sm, f.handle(), static_cast<int>(block), smem),
+                      "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+                REQUIRE(per_sm > 0);
+                const auto fit = static_cast<unsigned>(per_sm * sms);
+                INFO("round " << round << " block " << block << " smem " << smem);
+                LaunchConfig c{{fit, 1, 1}, {block, 1, 1}, smem, s.handle()};
+                c.cooperative = true;
+                f.launch(c);
+                c.grid.x = fit + 1;
+                const std::string err = launch_error([&] { f.launch(c); });
+                CHECK(err.find("a cooperative grid of " + std::to_string(fit + 1) +
+                               " blocks exceeds the " + std::to_string(fit) +
+                               " that can be co-resident (" + std::to_string(per_sm) +
+                               " per SM)") != std::string::npos);
+            }
+    s.synchronize();
+}
+
 TEST_CASE("launches are capturable into a graph") {
     KJIT_REQUIRE_DEVICE();
     const Context ctx(Device::get(0));
