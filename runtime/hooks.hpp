@@ -61,6 +61,7 @@ inline bool launch_hooks_armed() { return g_launch_hooks.load(std::memory_order_
 /// Starts the environment's observers once, then calls launch_enter on every observer; the
 /// list it returns is the one launch_exit reports to.
 ObserverList launch_enter(const Function& function, const LaunchConfig& config);
+/// Calls launch_exit on `observers` (the list launch_enter returned) once the launch is queued.
 void launch_exit(const ObserverList& observers, const Function& function,
                  const LaunchConfig& config);
 /// Tells every observer that `context` is about to be released.
