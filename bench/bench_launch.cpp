@@ -5,6 +5,7 @@
 #include "jit/compiler.hpp"
 #include "runtime/buffer.hpp"
 #include "runtime/context.hpp"
+#include "runtime/launch.hpp"
 #include "runtime/module.hpp"
 #include "runtime/stream.hpp"
 

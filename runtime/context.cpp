@@ -1,7 +1,7 @@
 #include "runtime/context.hpp"
 
 #include "core/warnings.hpp"
-#include "runtime/ledger.hpp"
+#include "runtime/hooks.hpp"
 
 #include <cstdio>
 #include <utility>
@@ -16,8 +16,9 @@ int Device::count() {
 
 Device Device::get(int ordinal) {
     CUdevice d = 0;
-    check(driver().cuDeviceGet(&d, ordinal), "cuDeviceGet",
-          "ordinal=" + std::to_string(ordinal) + " of " + std::to_string(count()));
+    check(driver().cuDeviceGet(&d, ordinal), "cuDeviceGet", [&] {
+        return "ordinal=" + std::to_string(ordinal) + " of " + std::to_string(count());
+    });
     return {ordinal, d};
 }
 
@@ -29,8 +30,9 @@ std::string Device::name() const {
 
 int Device::attribute(CUdevice_attribute attr) const {
     int v = 0;
-    check(driver().cuDeviceGetAttribute(&v, attr, handle_), "cuDeviceGetAttribute",
-          "dev=" + std::to_string(ordinal_) + " attribute=" + std::to_string(attr));
+    check(driver().cuDeviceGetAttribute(&v, attr, handle_), "cuDeviceGetAttribute", [&] {
+        return "dev=" + std::to_string(ordinal_) + " attribute=" + std::to_string(attr);
+    });
     return v;
 }
 
@@ -47,50 +49,54 @@ std::size_t Device::total_memory() const {
     return bytes;
 }
 
+namespace {
+/// One retain of a device's primary context; observers hear of the release first, while
+/// the context's events still live.
+struct PrimaryRetain {
+    CUdevice device;
+    CUcontext ctx;
+    PrimaryRetain(CUdevice device_, CUcontext ctx_) : device(device_), ctx(ctx_) {}
+    PrimaryRetain(const PrimaryRetain&) = delete;
+    PrimaryRetain& operator=(const PrimaryRetain&) = delete;
+    ~PrimaryRetain() {
+        detail::context_release(ctx); // observers' events die with the context
+        if (const CUresult r = driver().cuDevicePrimaryCtxRelease(device); r != CUDA_SUCCESS)
+            warn("cuDevicePrimaryCtxRelease: " + describe(r));
+    }
+};
+} // namespace
+
 Context::Context(const Device& device) : device_(device) {
     check(driver().cuDevicePrimaryCtxRetain(&ctx_, device.handle()), "cuDevicePrimaryCtxRetain",
-          "dev=" + std::to_string(device.ordinal()));
+          [&] { return "dev=" + std::to_string(device.ordinal()); });
+    retain_ = std::make_shared<const PrimaryRetain>(device.handle(), ctx_);
     make_current();
 }
 
 Context::Context(Context&& other) noexcept
-    : device_(other.device_), ctx_(std::exchange(other.ctx_, nullptr)) {}
+    : device_(other.device_), ctx_(std::exchange(other.ctx_, nullptr)),
+      retain_(std::move(other.retain_)) {}
 
 Context& Context::operator=(Context&& other) noexcept {
     if (this != &other) {
-        release();
         device_ = other.device_;
         ctx_ = std::exchange(other.ctx_, nullptr);
+        retain_ = std::move(other.retain_);
     }
     return *this;
 }
 
-Context::~Context() { release(); }
-
-void Context::release() noexcept {
-    if (!ctx_)
-        return;
-    if (Ledger* ledger = Ledger::active()) {
-        try {
-            ledger->resolve(); // the ledger's events die with the context
-        } catch (const std::exception& e) {
-            warn(std::string("launch ledger: ") + e.what());
-        }
-    }
-    if (const CUresult r = driver().cuDevicePrimaryCtxRelease(device_.handle()); r != CUDA_SUCCESS)
-        warn("cuDevicePrimaryCtxRelease: " + describe(r));
-    ctx_ = nullptr;
-}
+Context::~Context() = default;
 
 void Context::make_current() const {
     check(driver().cuCtxSetCurrent(ctx_), "cuCtxSetCurrent",
-          "dev=" + std::to_string(device_.ordinal()));
+          [&] { return "dev=" + std::to_string(device_.ordinal()); });
 }
 
 void Context::synchronize() const {
     make_current();
     check(driver().cuCtxSynchronize(), "cuCtxSynchronize",
-          "dev=" + std::to_string(device_.ordinal()));
+          [&] { return "dev=" + std::to_string(device_.ordinal()); });
 }
 
 } // namespace kjit

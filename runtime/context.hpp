@@ -2,6 +2,7 @@
 
 #include "runtime/driver.hpp"
 
+#include <memory>
 #include <string>
 
 namespace kjit {
@@ -29,7 +30,8 @@ class Device {
     CUdevice handle_;
 };
 
-/// The device's primary context, retained for this object's lifetime and made current.
+/// The device's primary context, retained while this object or a share() of it lives, and
+/// made current.
 class Context {
   public:
     explicit Context(const Device& device);
@@ -45,11 +47,14 @@ class Context {
     void synchronize() const;
     [[nodiscard]] const Device& device() const { return device_; }
     [[nodiscard]] CUcontext handle() const { return ctx_; }
+    /// A share of this object's retain of the primary context: the context stays alive until
+    /// the last share and this object are gone (a Module holds one).
+    [[nodiscard]] std::shared_ptr<const void> share() const { return retain_; }
 
   private:
-    void release() noexcept;
     Device device_;
     CUcontext ctx_ = nullptr;
+    std::shared_ptr<const void> retain_; ///< releases the primary context with the last share
 };
 
 } // namespace kjit

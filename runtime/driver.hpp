@@ -5,8 +5,10 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <concepts>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace kjit {
 
@@ -43,6 +45,7 @@ class NoDeviceError : public Error {
     X(cuDeviceTotalMem, 3020)                                                                    \
     X(cuDevicePrimaryCtxRetain, 7000)                                                            \
     X(cuDevicePrimaryCtxRelease, 11000)                                                          \
+    X(cuDevicePrimaryCtxGetState, 7000)                                                          \
     X(cuCtxSetCurrent, 4000)                                                                     \
     X(cuCtxSynchronize, 2000)                                                                    \
     X(cuModuleLoadData, 2000)                                                                    \
@@ -102,5 +105,13 @@ std::string describe(CUresult code);
 
 /// Throws CudaError(call, code, context) unless code is CUDA_SUCCESS.
 void check(CUresult code, const char* call, std::string_view context = {});
+
+/// check() whose context is built only on failure (as cuda-api-wrappers' throw_if_error_lazy):
+/// `context()` returns the text; a call that succeeds pays nothing for it.
+template <std::invocable Context>
+void check(CUresult code, const char* call, Context&& context) {
+    if (code != CUDA_SUCCESS) [[unlikely]]
+        throw CudaError(call, code, std::string(std::forward<Context>(context)()));
+}
 
 } // namespace kjit

@@ -19,8 +19,10 @@ int occupancy(const Function& f, const Dim3& block, unsigned smem) {
     int per_sm = 0;
     check(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
               &per_sm, f.handle(), static_cast<int>(block.volume()), smem),
-          "cuOccupancyMaxActiveBlocksPerMultiprocessor",
-          "kernel=" + f.name() + " block=" + block.str() + " smem=" + std::to_string(smem));
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor", [&] {
+              return "kernel=" + f.name() + " block=" + block.str() +
+                     " smem=" + std::to_string(smem);
+          });
     return per_sm;
 }
 } // namespace

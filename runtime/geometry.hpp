@@ -1,6 +1,6 @@
 #pragma once
 
-#include "runtime/module.hpp"
+#include "runtime/launch.hpp"
 
 #include <string>
 

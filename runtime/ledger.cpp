@@ -10,48 +10,75 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <utility>
 
 namespace kjit {
 
 struct Ledger::Timing {
     std::size_t index;
     Event start, stop;
+    bool stopped = false; ///< false when the launch failed after its start was recorded
+};
+
+/// The ledger as the launch hooks see it.
+class Ledger::Observer final : public LaunchObserver {
+  public:
+    explicit Observer(Ledger& ledger) : ledger_(ledger) {}
+    void launch_enter(const Function& function, const LaunchConfig& config) override {
+        ledger_.enter(function, config);
+    }
+    void launch_exit(const Function&, const LaunchConfig& config) override { ledger_.exit(config); }
+    void context_release(CUcontext) noexcept override {
+        try {
+            ledger_.resolve(); // the ledger's events die with the context
+        } catch (const std::exception& e) {
+            warn(std::string("launch ledger: ") + e.what());
+        }
+    }
+
+  private:
+    Ledger& ledger_;
 };
 
 namespace {
-std::atomic<Ledger*> g_active{nullptr};
+constexpr std::size_t kNoRecord = static_cast<std::size_t>(-1);
+/// The record whose timing this thread's launch in flight opened, from enter to exit.
+thread_local std::size_t t_open = kNoRecord;
 } // namespace
 
-/// KJIT_LEDGER turns recording on for the whole process, read once.
-bool start_ledger_from_environment() {
+void start_ledger_from_environment() {
     const ResolvedFlags flags = builtin_flags().resolve();
     if (flags.get_bool(kFlagLedger)) {
         Ledger::instance().enable(flags.get_bool("KJIT_LEDGER_TIMING"));
         Ledger::instance().from_environment_ = true;
     }
-    return true;
 }
+
+Ledger::Ledger() : observer_(std::make_shared<Observer>(*this)) {}
 
 Ledger& Ledger::instance() {
     static Ledger ledger;
     return ledger;
 }
 
-Ledger* Ledger::active() {
-    static const bool started = start_ledger_from_environment();
-    (void)started;
-    return g_active.load(std::memory_order_relaxed);
-}
-
 void Ledger::enable(bool timing) {
     std::lock_guard lock(mutex_);
     timing_ = timing;
-    g_active.store(this);
+    if (!hook_.registered())
+        hook_ = LaunchHook(observer_);
 }
 
-void Ledger::disable() { g_active.store(nullptr); }
+void Ledger::disable() {
+    std::lock_guard lock(mutex_);
+    hook_.reset();
+}
 
-Ledger::Pending Ledger::begin(const Function& f, const LaunchConfig& c) {
+bool Ledger::recording() const {
+    std::lock_guard lock(mutex_);
+    return hook_.registered();
+}
+
+void Ledger::enter(const Function& f, const LaunchConfig& c) {
     LedgerRecord r;
     r.kernel = f.name();
     r.variant = f.variant();
@@ -65,21 +92,23 @@ Ledger::Pending Ledger::begin(const Function& f, const LaunchConfig& c) {
     r.sm_share = g.sm_share;
     std::lock_guard lock(mutex_);
     records_.push_back(std::move(r));
-    Pending p{records_.size() - 1};
+    t_open = kNoRecord;
     if (timing_) {
-        pending_.push_back(std::make_unique<Timing>(Timing{p.index, Event(), Event()}));
+        pending_.push_back(std::make_unique<Timing>(Timing{records_.size() - 1, Event(), Event()}));
         pending_.back()->start.record(c.stream);
+        t_open = records_.size() - 1;
     }
-    return p;
 }
 
-void Ledger::end(const Pending& p, CUstream stream) {
-    if (!timing_ || p.index == static_cast<std::size_t>(-1))
+void Ledger::exit(const LaunchConfig& c) {
+    const std::size_t index = std::exchange(t_open, kNoRecord);
+    if (index == kNoRecord)
         return;
     std::lock_guard lock(mutex_);
     for (auto it = pending_.rbegin(); it != pending_.rend(); ++it)
-        if ((*it)->index == p.index) {
-            (*it)->stop.record(stream);
+        if ((*it)->index == index) {
+            (*it)->stop.record(c.stream);
+            (*it)->stopped = true;
             return;
         }
 }
@@ -87,6 +116,8 @@ void Ledger::end(const Pending& p, CUstream stream) {
 void Ledger::resolve() {
     std::lock_guard lock(mutex_);
     for (auto& t : pending_) {
+        if (!t->stopped)
+            continue;
         t->stop.synchronize();
         records_[t->index].ms = Event::elapsed_ms(t->start, t->stop);
     }
@@ -116,6 +147,7 @@ void write_records(const std::filesystem::path& file, const std::vector<LedgerRe
 }
 
 Ledger::~Ledger() {
+    hook_.reset();
     if (!from_environment_)
         return;
     // Recording started by KJIT_LEDGER ends with the process: write what was recorded (the

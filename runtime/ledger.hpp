@@ -1,8 +1,8 @@
 #pragma once
 
-#include "runtime/module.hpp"
+#include "runtime/hooks.hpp"
+#include "runtime/launch.hpp"
 
-#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -24,45 +24,48 @@ struct LedgerRecord {
     double ms = -1; ///< event time; -1 when timing was off
 };
 
-class Event;
-
 /// Every launch of the process, when recording is on (KJIT_LEDGER=1, or enable()): kernel,
-/// variant, geometry, registers and, with timing (KJIT_LEDGER_TIMING=1), event time. Off, it
-/// costs a launch one load.
+/// variant, geometry, registers and, with timing (KJIT_LEDGER_TIMING=1), event time. It is a
+/// launch observer (runtime/hooks.hpp): off, it is not registered and costs a launch nothing.
 class Ledger {
   public:
-    /// The process ledger while recording, else nullptr.
-    static Ledger* active();
     static Ledger& instance();
 
-    /// Starts recording; `timing` brackets each launch with events (no synchronization).
+    /// Starts recording (registers the ledger's observer); `timing` brackets each launch
+    /// with events (no synchronization).
     void enable(bool timing);
+    /// Stops recording; the records stay.
     void disable();
-
-    /// What begin() hands to end().
-    struct Pending {
-        std::size_t index = static_cast<std::size_t>(-1);
-    };
-    Pending begin(const Function& function, const LaunchConfig& config);
-    void end(const Pending& pending, CUstream stream);
+    [[nodiscard]] bool recording() const;
 
     /// The records so far, timings resolved (waits for the recorded events).
     std::vector<LedgerRecord> records();
     /// Writes the records as CSV (the format `kjit ledger` reads).
     void write_csv(const std::filesystem::path& file);
-    /// Resolves pending timings while their context still lives (Context's destructor calls it).
+    /// Resolves pending timings (waits for their events); the ledger calls it itself when a
+    /// context is about to be released, while the events still live.
     void resolve();
     ~Ledger();
 
   private:
-    friend bool start_ledger_from_environment();
+    friend void start_ledger_from_environment();
+    class Observer;
     struct Timing;
+    Ledger();
+    void enter(const Function& function, const LaunchConfig& config);
+    void exit(const LaunchConfig& config);
     bool from_environment_ = false;
-    std::mutex mutex_;
+    mutable std::mutex mutex_;
     bool timing_ = false;
     std::vector<LedgerRecord> records_;
     std::vector<std::unique_ptr<Timing>> pending_;
+    std::shared_ptr<Observer> observer_;
+    LaunchHook hook_;
 };
+
+/// Turns the process ledger on when KJIT_LEDGER is set (timing with KJIT_LEDGER_TIMING) and
+/// writes it to KJIT_LEDGER_FILE at exit; the first launch of the process calls it.
+void start_ledger_from_environment();
 
 /// Writes records as CSV: kernel,variant,grid,block,smem,registers,blocks_per_sm,waves,sm_share,ms.
 void write_records(const std::filesystem::path& file, const std::vector<LedgerRecord>& records);

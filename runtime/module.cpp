@@ -2,274 +2,40 @@
 
 #include "core/warnings.hpp"
 #include "runtime/context.hpp"
-#include "runtime/ledger.hpp"
-#include "runtime/stream.hpp"
 
 #include <cstdio>
 #include <utility>
 
 namespace kjit {
 
-namespace detail {
-struct FunctionState {
-    std::string name;
-    std::string variant;
-    int device_ordinal = 0;
-    std::string arch;
-    int max_threads = 0;
-    int static_smem = 0;
-    int smem_optin_max = 0;
-    int registers = 0;
-    std::atomic<const void*> checked_signature{nullptr};
-    std::atomic<unsigned> smem_opted{48 * 1024};
-    std::mutex mutex; // serializes the first-launch checks and the smem opt-in
-};
-} // namespace detail
-
-namespace {
-constexpr unsigned kDefaultSmemLimit = 48 * 1024;
-
-/// "(0: 8 B @0, 1: 4 B @8)": each parameter's index, size and offset.
-std::string layout_text(const std::vector<std::pair<std::size_t, std::size_t>>& layout) {
-    std::string s;
-    for (std::size_t i = 0; i < layout.size(); ++i)
-        s += (i ? ", " : "") + std::to_string(i) + ": " + std::to_string(layout[i].second) +
-             " B @" + std::to_string(layout[i].first);
-    return "(" + s + ")";
-}
-
-/// Where the driver places parameters of these sizes and alignments: each at the next
-/// multiple of its alignment.
-std::vector<std::pair<std::size_t, std::size_t>> packed_layout(std::span<const std::size_t> sizes,
-                                                               std::span<const std::size_t> aligns) {
-    std::vector<std::pair<std::size_t, std::size_t>> out;
-    std::size_t offset = 0;
-    for (std::size_t i = 0; i < sizes.size(); ++i) {
-        offset = (offset + aligns[i] - 1) / aligns[i] * aligns[i];
-        out.emplace_back(offset, sizes[i]);
-        offset += sizes[i];
-    }
-    return out;
-}
-} // namespace
-
-std::string Dim3::str() const {
-    return "(" + std::to_string(x) + "," + std::to_string(y) + "," + std::to_string(z) + ")";
-}
-
-LaunchError::LaunchError(const std::string& call, CUresult code_, std::string kernel_,
-                         const std::string& context, const std::string& detail)
-    : Error(call + ": " + (code_ == CUDA_SUCCESS ? std::string("refused by kjit") : describe(code_)) +
-            " [" + context + "]" + (detail.empty() ? "" : ": " + detail)),
-      code(code_), kernel(std::move(kernel_)) {}
-
-Function::Function(CUfunction handle, std::string name, int device_ordinal, std::string arch,
-                   std::string variant)
-    : handle_(handle), state_(std::make_shared<detail::FunctionState>()) {
-    state_->name = std::move(name);
-    state_->variant = std::move(variant);
-    state_->registers = attribute(CU_FUNC_ATTRIBUTE_NUM_REGS);
-    state_->device_ordinal = device_ordinal;
-    state_->arch = std::move(arch);
-    state_->max_threads = attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-    state_->static_smem = attribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
-    state_->smem_optin_max = Device::get(device_ordinal).attribute(
-        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
-}
-
-const std::string& Function::name() const { return state_->name; }
-const std::string& Function::variant() const { return state_->variant; }
-int Function::device_ordinal() const { return state_->device_ordinal; }
-int Function::registers() const { return state_->registers; }
-
-int Function::attribute(CUfunction_attribute attr) const {
-    int v = 0;
-    check(driver().cuFuncGetAttribute(&v, attr, handle_), "cuFuncGetAttribute",
-          "kernel=" + state_->name + " attribute=" + std::to_string(attr));
-    return v;
-}
-
-int Function::max_threads_per_block() const { return state_->max_threads; }
-
-bool Function::fits(const LaunchConfig& c) const {
-    return c.block.volume() <= static_cast<unsigned long long>(state_->max_threads) &&
-           static_cast<long long>(c.smem_bytes) + state_->static_smem <= state_->smem_optin_max;
-}
-
-std::vector<std::pair<std::size_t, std::size_t>> Function::param_layout() const {
-    std::vector<std::pair<std::size_t, std::size_t>> layout;
-    if (!driver().cuFuncGetParamInfo)
-        return layout;
-    // The driver has no parameter count: the index past the last one answers INVALID_VALUE.
-    for (std::size_t i = 0;; ++i) {
-        std::size_t offset = 0, size = 0;
-        const CUresult r = driver().cuFuncGetParamInfo(handle_, i, &offset, &size);
-        if (r == CUDA_ERROR_INVALID_VALUE)
-            break;
-        check(r, "cuFuncGetParamInfo", "kernel=" + state_->name);
-        layout.emplace_back(offset, size);
-    }
-    return layout;
-}
-
-std::string Function::context(const LaunchConfig& c) const {
-    return "kernel=" + state_->name + (state_->variant.empty() ? "" : " variant=" + state_->variant) +
-           " grid=" + c.grid.str() + " block=" + c.block.str() +
-           " smem=" + std::to_string(c.smem_bytes) + " dev=" +
-           std::to_string(state_->device_ordinal) + " " + state_->arch;
-}
-
-void Function::check_arguments(const LaunchConfig& config, std::span<const std::size_t> sizes,
-                               std::span<const std::size_t> aligns) const {
-    if (!driver().cuFuncGetParamInfo)
-        return; // a driver before 12.4 cannot describe the layout
-    const auto expected = param_layout();
-    const auto passed = packed_layout(sizes, aligns);
-    std::string problem;
-    if (expected.size() != passed.size()) {
-        problem = "the kernel takes " + std::to_string(expected.size()) + " parameters " +
-                  layout_text(expected) + " but " + std::to_string(passed.size()) +
-                  " arguments were passed " + layout_text(passed);
-    } else {
-        for (std::size_t i = 0; i < passed.size(); ++i)
-            if (passed[i] != expected[i]) {
-                problem = "argument " + std::to_string(i) + " is " +
-                          std::to_string(passed[i].second) + " bytes at offset " +
-                          std::to_string(passed[i].first) + " but the kernel's parameter " +
-                          std::to_string(i) + " is " + std::to_string(expected[i].second) +
-                          " bytes at offset " + std::to_string(expected[i].first) +
-                          "; expected " + layout_text(expected) + ", passed " +
-                          layout_text(passed);
-                break;
-            }
-    }
-    if (!problem.empty())
-        throw LaunchError("launch", CUDA_SUCCESS, state_->name, context(config), problem);
-}
-
-void Function::check_config(const LaunchConfig& c) const {
-    const auto refuse = [&](const std::string& why) {
-        throw LaunchError("launch", CUDA_SUCCESS, state_->name, context(c), why);
-    };
-    if (c.block.volume() == 0 || c.grid.volume() == 0)
-        refuse("grid and block must be non-empty");
-    if (c.block.volume() > static_cast<unsigned long long>(state_->max_threads))
-        refuse("block of " + std::to_string(c.block.volume()) +
-               " threads exceeds the kernel's limit of " + std::to_string(state_->max_threads) +
-               " threads per block (__launch_bounds__, registers or the device maximum)");
-    if (c.grid.y > 65535 || c.grid.z > 65535)
-        refuse("grid.y and grid.z are limited to 65535");
-    if (stream_destroyed(c.stream))
-        refuse("the stream was destroyed");
-    if (c.cluster.x != 0 && (c.cluster.y == 0 || c.cluster.z == 0 || c.grid.x % c.cluster.x ||
-                             c.grid.y % c.cluster.y || c.grid.z % c.cluster.z))
-        refuse("the grid " + c.grid.str() + " is not a whole number of clusters " +
-               c.cluster.str());
-    if (c.cooperative) {
-        int per_sm = 0;
-        check(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                  &per_sm, handle_, static_cast<int>(c.block.volume()), c.smem_bytes),
-              "cuOccupancyMaxActiveBlocksPerMultiprocessor", context(c));
-        const long long fit =
-            static_cast<long long>(per_sm) * Device::get(state_->device_ordinal).sm_count();
-        if (static_cast<long long>(c.grid.volume()) > fit)
-            refuse("a cooperative grid of " + std::to_string(c.grid.volume()) +
-                   " blocks exceeds the " + std::to_string(fit) + " that can be co-resident (" +
-                   std::to_string(per_sm) + " per SM)");
-    }
-    if (c.smem_bytes > state_->smem_opted.load(std::memory_order_relaxed)) {
-        const long long total = static_cast<long long>(c.smem_bytes) + state_->static_smem;
-        if (total > state_->smem_optin_max)
-            refuse("dynamic shared memory of " + std::to_string(c.smem_bytes) + " B (+" +
-                   std::to_string(state_->static_smem) + " B static) exceeds the device maximum of " +
-                   std::to_string(state_->smem_optin_max) + " B per block");
-        std::lock_guard lock(state_->mutex);
-        if (c.smem_bytes > state_->smem_opted.load()) {
-            check(driver().cuFuncSetAttribute(handle_,
-                                              CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                              static_cast<int>(c.smem_bytes)),
-                  "cuFuncSetAttribute", context(c));
-            state_->smem_opted.store(c.smem_bytes);
-        }
-    }
-}
-
-void Function::launch_packed(const LaunchConfig& config, void** params,
-                             std::span<const std::size_t> sizes,
-                             std::span<const std::size_t> aligns, const void* signature) const {
-    if (state_->checked_signature.load(std::memory_order_acquire) != signature) {
-        std::lock_guard lock(state_->mutex);
-        check_arguments(config, sizes, aligns);
-        state_->checked_signature.store(signature, std::memory_order_release);
-    }
-    check_config(config);
-    Ledger* ledger = Ledger::active();
-    const Ledger::Pending pending = ledger ? ledger->begin(*this, config) : Ledger::Pending{};
-    if (!config.needs_ex()) {
-        const CUresult r = driver().cuLaunchKernel(
-            handle_, config.grid.x, config.grid.y, config.grid.z, config.block.x, config.block.y,
-            config.block.z, config.smem_bytes, config.stream, params, nullptr);
-        if (r != CUDA_SUCCESS)
-            throw LaunchError("cuLaunchKernel", r, state_->name, context(config), {});
-    } else {
-        CUlaunchAttribute attrs[3] = {};
-        unsigned n = 0;
-        if (config.pdl) {
-            attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-            attrs[n++].value.programmaticStreamSerializationAllowed = 1;
-        }
-        if (config.cluster.x != 0) {
-            attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-            attrs[n].value.clusterDim.x = config.cluster.x;
-            attrs[n].value.clusterDim.y = config.cluster.y;
-            attrs[n++].value.clusterDim.z = config.cluster.z;
-        }
-        if (config.cooperative) {
-            attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-            attrs[n++].value.cooperative = 1;
-        }
-        CUlaunchConfig lc{};
-        lc.gridDimX = config.grid.x;
-        lc.gridDimY = config.grid.y;
-        lc.gridDimZ = config.grid.z;
-        lc.blockDimX = config.block.x;
-        lc.blockDimY = config.block.y;
-        lc.blockDimZ = config.block.z;
-        lc.sharedMemBytes = config.smem_bytes;
-        lc.hStream = config.stream;
-        lc.attrs = attrs;
-        lc.numAttrs = n;
-        const CUresult r = driver().cuLaunchKernelEx(&lc, handle_, params, nullptr);
-        if (r != CUDA_SUCCESS)
-            throw LaunchError("cuLaunchKernelEx", r, state_->name, context(config), {});
-    }
-    if (ledger)
-        ledger->end(pending, config.stream);
-}
-
-Module::Module(CUmodule m, std::string label, int device_ordinal, std::string arch)
+Module::Module(CUmodule m, std::string label, int device_ordinal, std::string arch,
+               std::shared_ptr<const void> context)
     : module_(m), label_(std::move(label)), device_ordinal_(device_ordinal),
-      arch_(std::move(arch)) {}
+      arch_(std::move(arch)), context_(std::move(context)) {}
 
 Module Module::load(const Context& context, const std::string& image, const std::string& label) {
     context.make_current();
+    const std::string arch = context.device().arch(); // before the load: nothing to unload
     CUmodule m = nullptr;
     // PTX must be NUL-terminated (std::string is); CUBIN is read by its ELF header.
-    check(driver().cuModuleLoadData(&m, image.c_str()), "cuModuleLoadData",
-          "module=" + label + " bytes=" + std::to_string(image.size()) +
-              " dev=" + std::to_string(context.device().ordinal()));
-    return {m, label, context.device().ordinal(), context.device().arch()};
+    check(driver().cuModuleLoadData(&m, image.c_str()), "cuModuleLoadData", [&] {
+        return "module=" + label + " bytes=" + std::to_string(image.size()) +
+               " dev=" + std::to_string(context.device().ordinal());
+    });
+    return {m, label, context.device().ordinal(), arch, context.share()};
 }
 
 Module::Module(Module&& other) noexcept
     : module_(std::exchange(other.module_, nullptr)), label_(std::move(other.label_)),
-      device_ordinal_(other.device_ordinal_), arch_(std::move(other.arch_)) {}
+      device_ordinal_(other.device_ordinal_), arch_(std::move(other.arch_)),
+      context_(std::move(other.context_)) {}
 
 Module& Module::operator=(Module&& other) noexcept {
     std::swap(module_, other.module_);
     std::swap(label_, other.label_);
     std::swap(device_ordinal_, other.device_ordinal_);
     std::swap(arch_, other.arch_);
+    std::swap(context_, other.context_);
     return *this;
 }
 
@@ -282,14 +48,15 @@ Module::~Module() {
 std::vector<Function> Module::functions() const {
     unsigned count = 0;
     check(driver().cuModuleGetFunctionCount(&count, module_), "cuModuleGetFunctionCount",
-          "module=" + label_);
+          [&] { return "module=" + label_; });
     std::vector<CUfunction> handles(count);
     check(driver().cuModuleEnumerateFunctions(handles.data(), count, module_),
-          "cuModuleEnumerateFunctions", "module=" + label_);
+          "cuModuleEnumerateFunctions", [&] { return "module=" + label_; });
     std::vector<Function> out;
     for (CUfunction f : handles) {
         const char* name = nullptr;
-        check(driver().cuFuncGetName(&name, f), "cuFuncGetName", "module=" + label_);
+        check(driver().cuFuncGetName(&name, f), "cuFuncGetName",
+              [&] { return "module=" + label_; });
         // Under lazy loading (the default) enumerated handles are not loaded yet; looking
         // each up by name loads it.
         out.push_back(function(name));
@@ -302,7 +69,7 @@ Function Module::function(const std::string& name) const {
     const CUresult r = driver().cuModuleGetFunction(&f, module_, name.c_str());
     if (r == CUDA_ERROR_NOT_FOUND)
         throw NotFoundError("module " + label_ + " has no entry point '" + name + "'");
-    check(r, "cuModuleGetFunction", "module=" + label_ + " function=" + name);
+    check(r, "cuModuleGetFunction", [&] { return "module=" + label_ + " function=" + name; });
     return {f, name, device_ordinal_, arch_, label_};
 }
 

@@ -1,114 +1,16 @@
 #pragma once
 
-#include "runtime/driver.hpp"
+#include "runtime/launch.hpp"
 
-#include <atomic>
-#include <cstddef>
 #include <memory>
-#include <mutex>
-#include <span>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 namespace kjit {
 
 class Context;
 
-/// Grid or block dimensions.
-struct Dim3 {
-    unsigned x = 1, y = 1, z = 1;
-    [[nodiscard]] std::string str() const;
-    [[nodiscard]] unsigned long long volume() const {
-        return static_cast<unsigned long long>(x) * y * z;
-    }
-};
-
-/// Where and how wide one launch runs, and with which launch attributes.
-struct LaunchConfig {
-    Dim3 grid;
-    Dim3 block;
-    unsigned smem_bytes = 0; ///< dynamic shared memory
-    CUstream stream = nullptr;
-    /// Programmatic dependent launch: the kernel may start while the previous kernel on the
-    /// stream still runs; it must `griddepcontrol.wait` (kernel_src/pdl.cuh) before reading
-    /// that kernel's output.
-    bool pdl = false;
-    Dim3 cluster{0, 0, 0}; ///< thread block cluster dimensions; x == 0: no cluster
-    bool cooperative = false; ///< all blocks co-resident (grid-wide sync); the grid must fit
-    [[nodiscard]] bool needs_ex() const { return pdl || cluster.x != 0 || cooperative; }
-};
-
-/// A launch was refused, by kjit's first-launch checks (code 0) or by the driver.
-class LaunchError : public Error {
-  public:
-    LaunchError(const std::string& call, CUresult code, std::string kernel,
-                const std::string& context, const std::string& detail);
-    CUresult code; ///< CUDA_SUCCESS when kjit refused the launch before the driver saw it
-    std::string kernel;
-};
-
-namespace detail {
-/// The address of signature_tag<Args...> identifies an argument-type list.
-template <class... Args> inline constexpr char signature_tag = 0;
-struct FunctionState;
-} // namespace detail
-
-/// A kernel entry point of a loaded Module; valid while the Module lives.
-class Function {
-  public:
-    /// `variant` names the specialization (module label) in errors and the launch ledger.
-    Function(CUfunction handle, std::string name, int device_ordinal, std::string arch,
-             std::string variant = {});
-
-    [[nodiscard]] CUfunction handle() const { return handle_; }
-    [[nodiscard]] const std::string& name() const;
-    [[nodiscard]] const std::string& variant() const;
-    [[nodiscard]] int device_ordinal() const;
-    /// Registers per thread.
-    [[nodiscard]] int registers() const;
-    [[nodiscard]] int attribute(CUfunction_attribute attr) const;
-    /// The launch-bounds / register limit on threads per block.
-    [[nodiscard]] int max_threads_per_block() const;
-    /// True when `config`'s block and shared memory are within this kernel's and its
-    /// device's limits (what a fallback tier is chosen by).
-    [[nodiscard]] bool fits(const LaunchConfig& config) const;
-    /// Parameter (offset, size) pairs in bytes, from cuFuncGetParamInfo.
-    [[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> param_layout() const;
-
-    /// Launches with `args` as the kernel's parameters. The first launch with a given list of
-    /// argument types checks it against the kernel's parameter layout; every launch checks
-    /// block, grid and shared memory against the kernel's and device's limits.
-    template <class... Args> void launch(const LaunchConfig& config, const Args&... args) const {
-        static_assert((std::is_trivially_copyable_v<Args> && ...),
-                      "kernel arguments must be trivially copyable");
-        void* params[sizeof...(Args) + 1] = {const_cast<void*>(static_cast<const void*>(&args))...,
-                                             nullptr};
-        static constexpr std::size_t sizes[sizeof...(Args) + 1] = {sizeof(Args)..., 0};
-        static constexpr std::size_t aligns[sizeof...(Args) + 1] = {alignof(Args)..., 1};
-        launch_packed(config, params, std::span<const std::size_t>(sizes, sizeof...(Args)),
-                      std::span<const std::size_t>(aligns, sizeof...(Args)),
-                      &detail::signature_tag<Args...>);
-    }
-
-    /// The untyped form of launch(): one pointer per parameter, their sizes and alignments,
-    /// and a token that identifies the argument-type list (checked once per token).
-    void launch_packed(const LaunchConfig& config, void** params,
-                       std::span<const std::size_t> sizes, std::span<const std::size_t> aligns,
-                       const void* signature) const;
-
-    /// "kernel=NAME grid=(..) block=(..) smem=N dev=D sm_XX", the context of every error.
-    [[nodiscard]] std::string context(const LaunchConfig& config) const;
-
-  private:
-    void check_config(const LaunchConfig& config) const;
-    void check_arguments(const LaunchConfig& config, std::span<const std::size_t> sizes,
-                         std::span<const std::size_t> aligns) const;
-    CUfunction handle_;
-    std::shared_ptr<detail::FunctionState> state_;
-};
-
-/// An owned, loaded CUBIN in the current context.
+/// An owned, loaded CUBIN; it keeps the context it was loaded into alive (Context::share()).
 class Module {
   public:
     /// Loads `image` (CUBIN or PTX) into `context`; `label` names it in errors.
@@ -126,11 +28,13 @@ class Module {
     [[nodiscard]] CUmodule handle() const { return module_; }
 
   private:
-    Module(CUmodule m, std::string label, int device_ordinal, std::string arch);
+    Module(CUmodule m, std::string label, int device_ordinal, std::string arch,
+           std::shared_ptr<const void> context);
     CUmodule module_ = nullptr;
     std::string label_; ///< the variant its functions report
     int device_ordinal_ = 0;
     std::string arch_;
+    std::shared_ptr<const void> context_; ///< released after the module is unloaded
 };
 
 } // namespace kjit

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <mutex>
 #include <shared_mutex>
-#include <unordered_set>
 #include <utility>
 
 namespace kjit {
@@ -16,12 +15,38 @@ void warn_if_failed(CUresult r, const char* call) noexcept {
     if (r != CUDA_SUCCESS)
         warn(std::string(call) + ": " + describe(r));
 }
-// Handles of destroyed kjit streams (the driver may hand the same value out again: a new
-// Stream takes its handle off the list).
+// Handles of recently destroyed kjit streams (the driver may hand the same value out again:
+// a new Stream takes its handle off the list).
 std::atomic<std::size_t> g_destroyed_count{0};
 std::shared_mutex g_destroyed_mutex;
-std::unordered_set<CUstream> g_destroyed;
+detail::RecentHandles g_destroyed(kDestroyedStreamsRemembered);
 } // namespace
+
+namespace detail {
+
+RecentHandles::RecentHandles(std::size_t capacity) : ring_(capacity == 0 ? 1 : capacity) {}
+
+void RecentHandles::add(const void* handle) {
+    if (handle == nullptr)
+        return;
+    remove(handle);
+    if (const void* oldest = ring_[next_])
+        slot_of_.erase(oldest);
+    ring_[next_] = handle;
+    slot_of_[handle] = next_;
+    next_ = (next_ + 1) % ring_.size();
+}
+
+void RecentHandles::remove(const void* handle) {
+    if (const auto it = slot_of_.find(handle); it != slot_of_.end()) {
+        ring_[it->second] = nullptr;
+        slot_of_.erase(it);
+    }
+}
+
+bool RecentHandles::contains(const void* handle) const { return slot_of_.contains(handle); }
+
+} // namespace detail
 
 bool stream_destroyed(CUstream stream) {
     if (g_destroyed_count.load(std::memory_order_relaxed) == 0 || stream == nullptr)
@@ -34,7 +59,7 @@ Stream::Stream() {
     check(driver().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     if (g_destroyed_count.load(std::memory_order_relaxed) != 0) {
         std::unique_lock lock(g_destroyed_mutex);
-        g_destroyed.erase(stream_);
+        g_destroyed.remove(stream_);
         g_destroyed_count.store(g_destroyed.size());
     }
 }
@@ -48,7 +73,7 @@ Stream::~Stream() {
         return;
     warn_if_failed(driver().cuStreamDestroy(stream_), "cuStreamDestroy");
     std::unique_lock lock(g_destroyed_mutex);
-    g_destroyed.insert(stream_);
+    g_destroyed.add(stream_);
     g_destroyed_count.store(g_destroyed.size());
 }
 void Stream::synchronize() const {

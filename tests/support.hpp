@@ -3,7 +3,7 @@
 
 #include "runtime/driver.hpp"
 #include "runtime/engine.hpp"
-#include "runtime/module.hpp"
+#include "runtime/launch.hpp"
 
 #include <doctest/doctest.h>
 

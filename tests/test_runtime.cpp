@@ -2,10 +2,12 @@
 #include "runtime/buffer.hpp"
 #include "runtime/context.hpp"
 #include "runtime/engine.hpp"
+#include "runtime/launch.hpp"
 #include "runtime/module.hpp"
 #include "runtime/stream.hpp"
 #include "tests/support.hpp"
 
+#include <cstdint>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -45,6 +47,67 @@ TEST_CASE("without a usable GPU the driver reports a typed NoDeviceError that is
         }
     }
     CHECK_THROWS_AS((void)Device::count(), NoDeviceError);
+}
+
+TEST_CASE("check builds its error context only when the call failed") {
+    int built = 0;
+    const auto context = [&] {
+        ++built;
+        return std::string("ordinal=3 of 1");
+    };
+    check(CUDA_SUCCESS, "cuDeviceGet", context);
+    CHECK(built == 0);
+    try {
+        check(CUDA_ERROR_INVALID_DEVICE, "cuDeviceGet", context);
+        FAIL("expected CudaError");
+    } catch (const CudaError& e) {
+        CHECK(built == 1);
+        CHECK(e.call == "cuDeviceGet");
+        CHECK(e.code == CUDA_ERROR_INVALID_DEVICE);
+        CHECK(e.context == "ordinal=3 of 1");
+        CHECK(std::string(e.what()).find("cuDeviceGet: ") == 0);
+        CHECK(std::string(e.what()).find(" [ordinal=3 of 1]") != std::string::npos);
+    }
+}
+
+TEST_CASE("the destroyed-stream memory keeps the last additions up to its capacity") {
+    const auto h = [](std::uintptr_t i) { return reinterpret_cast<const void*>(i * 16); };
+    detail::RecentHandles set(3);
+    CHECK(set.capacity() == 3);
+    set.add(nullptr);
+    CHECK(set.size() == 0);
+    for (std::uintptr_t i = 1; i <= 3; ++i)
+        set.add(h(i));
+    CHECK((set.contains(h(1)) && set.contains(h(2)) && set.contains(h(3))));
+    set.add(h(4)); // full: the oldest (1) goes
+    CHECK_FALSE(set.contains(h(1)));
+    CHECK(set.size() == 3);
+    set.remove(h(2)); // handed out again
+    CHECK_FALSE(set.contains(h(2)));
+    CHECK(set.size() == 2);
+    set.add(h(5)); // takes 2's old slot: nothing else is forgotten
+    CHECK((set.contains(h(3)) && set.contains(h(4)) && set.contains(h(5))));
+    set.add(h(6)); // the oldest now is 3
+    CHECK_FALSE(set.contains(h(3)));
+    set.add(h(4)); // re-added when it was the oldest: it becomes the newest, nothing goes
+    CHECK((set.contains(h(4)) && set.contains(h(5)) && set.contains(h(6))));
+    set.add(h(7));
+    set.add(h(8)); // 5, then 6 go, in the order they came
+    CHECK_FALSE(set.contains(h(5)));
+    CHECK_FALSE(set.contains(h(6)));
+    CHECK((set.contains(h(4)) && set.contains(h(7)) && set.contains(h(8))));
+    set.add(h(9)); // and then the re-added 4
+    CHECK_FALSE(set.contains(h(4)));
+    CHECK(set.size() == 3);
+
+    // A process that destroys streams forever keeps only the most recent ones.
+    detail::RecentHandles big(kDestroyedStreamsRemembered);
+    for (std::uintptr_t i = 1; i <= 10 * kDestroyedStreamsRemembered; ++i)
+        big.add(h(i));
+    CHECK(big.size() == kDestroyedStreamsRemembered);
+    CHECK(big.contains(h(10 * kDestroyedStreamsRemembered)));
+    CHECK(big.contains(h(9 * kDestroyedStreamsRemembered + 1)));
+    CHECK_FALSE(big.contains(h(9 * kDestroyedStreamsRemembered)));
 }
 
 TEST_CASE("the engine refuses a misspelled flag and injects a flag's define into the key") {

@@ -1,6 +1,6 @@
 #include "tuning/bench.hpp"
 
-#include "core/warnings.hpp"
+#include "runtime/graph.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -55,58 +55,6 @@ std::string Provenance::text() const {
     return "gpu=" + gpu + " (" + arch + ") defines=" + defines + " tier=" + tier +
            " src=" + source_hash;
 }
-
-namespace {
-
-/// Owns a captured graph and its executable form.
-class Graph {
-  public:
-    Graph() = default;
-    Graph(Graph&& other) noexcept
-        : graph_(std::exchange(other.graph_, nullptr)), exec_(std::exchange(other.exec_, nullptr)) {
-    }
-    Graph& operator=(Graph&&) = delete;
-    Graph(const Graph&) = delete;
-    Graph& operator=(const Graph&) = delete;
-    ~Graph() {
-        if (exec_)
-            if (const CUresult r = driver().cuGraphExecDestroy(exec_); r != CUDA_SUCCESS)
-                warn("cuGraphExecDestroy: " + describe(r));
-        if (graph_)
-            if (const CUresult r = driver().cuGraphDestroy(graph_); r != CUDA_SUCCESS)
-                warn("cuGraphDestroy: " + describe(r));
-    }
-
-    /// Captures what `launch` enqueues on `stream` (nothing runs) and instantiates it.
-    static Graph capture(const LaunchSequence& launch, CUstream stream) {
-        Graph g;
-        check(driver().cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
-              "cuStreamBeginCapture");
-        try {
-            launch(stream);
-        } catch (...) {
-            // End the capture so the stream is usable again; the launch's error is the news.
-            CUgraph partial = nullptr;
-            driver().cuStreamEndCapture(stream, &partial);
-            if (partial)
-                driver().cuGraphDestroy(partial);
-            throw;
-        }
-        check(driver().cuStreamEndCapture(stream, &g.graph_), "cuStreamEndCapture");
-        check(driver().cuGraphInstantiateWithFlags(&g.exec_, g.graph_, 0),
-              "cuGraphInstantiateWithFlags");
-        return g;
-    }
-    void launch(CUstream stream) const {
-        check(driver().cuGraphLaunch(exec_, stream), "cuGraphLaunch");
-    }
-
-  private:
-    CUgraph graph_ = nullptr;
-    CUgraphExec exec_ = nullptr;
-};
-
-} // namespace
 
 Bench::Bench(const Device& device, BenchOptions options) : options_(std::move(options)) {
     if (options_.warmup < 0 || options_.reps < 1 || options_.input_sets < 1)
