@@ -31,12 +31,20 @@ void require_size(std::size_t have, std::size_t want, const char* call) {
         throw Error(std::string(call) + ": buffer holds " + std::to_string(have) +
                     " bytes, host side " + std::to_string(want));
 }
+/// cuMemcpyHtoD from pageable memory may return once the bytes are staged, before the DMA has
+/// reached the buffer, and cuMemsetD8 is asynchronous: both run on the legacy stream, which a
+/// kjit Stream (non-blocking) does not wait for. Without this wait a kernel launched next on
+/// such a stream can run first and have its output overwritten by the late copy.
+void wait_for_legacy_stream(const char* after) {
+    check(driver().cuStreamSynchronize(nullptr), "cuStreamSynchronize", after);
+}
 } // namespace
 
 void DeviceBuffer::upload(const void* host, std::size_t bytes) {
     require_size(bytes_, bytes, "cuMemcpyHtoD");
     if (bytes)
         check(driver().cuMemcpyHtoD(ptr_, host, bytes), "cuMemcpyHtoD");
+    wait_for_legacy_stream("cuMemcpyHtoD");
 }
 void DeviceBuffer::download(void* host, std::size_t bytes) const {
     require_size(bytes_, bytes, "cuMemcpyDtoH");
@@ -46,6 +54,7 @@ void DeviceBuffer::download(void* host, std::size_t bytes) const {
 void DeviceBuffer::fill_bytes(unsigned char value) {
     if (bytes_)
         check(driver().cuMemsetD8(ptr_, value, bytes_), "cuMemsetD8");
+    wait_for_legacy_stream("cuMemsetD8");
 }
 
 } // namespace kjit

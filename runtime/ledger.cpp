@@ -69,8 +69,13 @@ void Ledger::enable(bool timing) {
 }
 
 void Ledger::disable() {
-    std::lock_guard lock(mutex_);
-    hook_.reset();
+    {
+        std::lock_guard lock(mutex_);
+        hook_.reset();
+    }
+    // Unregistered, the ledger no longer hears of a context's release: read the pending
+    // timings now, while the contexts of their events still live.
+    resolve();
 }
 
 bool Ledger::recording() const {
