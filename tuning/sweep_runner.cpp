@@ -6,7 +6,9 @@
 #include "runtime/buffer.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/geometry.hpp"
-#include "tuning/kernel_cases.hpp"
+#include "kernels/reference.hpp"
+#include "kernels/registry.hpp"
+#include "kernels/numeric.hpp"
 #include "tuning/numeric.hpp"
 #include "tuning/roofline.hpp"
 
@@ -211,14 +213,14 @@ void launch_variant(const Function& fn, const SweepSpec& spec, const SweepVarian
     fn.launch_packed(c, params.data(), sizes, aligns, token);
 }
 
-/// The outputs of the kernel-case row `spec.reference` in float64, by output name, computed
-/// from the sweep's initial buffers (matched to the row's inputs by name) at the sweep's shape.
+/// The outputs of the contract `spec.reference` in float64, by output name, computed from the
+/// sweep's initial buffers (matched to the contract's inputs by name) at the sweep's shape.
 std::map<std::string, std::vector<double>> tolerance_reference(const SweepSpec& spec,
                                                                const SweepVariant& base,
                                                                const std::vector<HostBuffer>& initial) {
-    const KernelCase* kc = nullptr;
+    const KernelContract* contract = nullptr;
     try {
-        kc = &kernel_case(spec.reference);
+        contract = &kernel_contract(spec.reference);
     } catch (const NotFoundError& e) {
         throw ConfigError(std::string("[check] reference: ") + e.what(), spec.file);
     }
@@ -231,9 +233,10 @@ std::map<std::string, std::vector<double>> tolerance_reference(const SweepSpec& 
             dtype = a.dtype;
             break;
         }
-    const CaseLayout layout = kc->layout(shape, dtype);
+    const CasePlan plan = plan_case(*contract, shape, dtype, base.defines);
     std::vector<std::vector<double>> inputs;
-    for (const BufferSpec& b : layout.inputs) {
+    for (std::size_t k : plan.inputs) {
+        const BufferSpec& b = plan.buffers[k];
         const auto it = std::find_if(initial.begin(), initial.end(),
                                      [&](const HostBuffer& h) { return h.name == b.name; });
         if (it == initial.end())
@@ -244,16 +247,10 @@ std::map<std::string, std::vector<double>> tolerance_reference(const SweepSpec& 
         v.resize(b.count);
         inputs.push_back(std::move(v));
     }
-    std::vector<std::vector<double>> outputs;
-    for (const BufferSpec& b : layout.outputs)
-        outputs.emplace_back(b.count);
-    Defines defines = kc->defines;
-    for (const auto& [k, v] : base.defines)
-        defines[k] = v;
-    kc->reference(shape, defines, inputs, outputs);
+    std::vector<std::vector<double>> outputs = reference_outputs(plan, inputs);
     std::map<std::string, std::vector<double>> out;
-    for (std::size_t i = 0; i < layout.outputs.size(); ++i)
-        out[layout.outputs[i].name] = std::move(outputs[i]);
+    for (std::size_t i = 0; i < plan.outputs.size(); ++i)
+        out[plan.buffers[plan.outputs[i]].name] = std::move(outputs[i]);
     return out;
 }
 
@@ -387,7 +384,7 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
                 if (!h.bytes.empty())
                     bufs.buffers[a].upload(h.bytes.data(), h.bytes.size());
             }
-            // Tolerance mode: the float64 reference of the kernel-case row `reference`, fed the
+            // Tolerance mode: the float64 reference of the contract `reference`, fed the
             // sweep's own inputs by name, once per worker.
             std::map<std::string, std::vector<double>> want;
             if (spec.check == SweepSpec::Check::tolerance && !prepared_rows.empty())

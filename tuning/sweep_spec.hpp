@@ -2,7 +2,7 @@
 
 #include "runtime/module.hpp"
 #include "tuning/digest.hpp"
-#include "tuning/expr.hpp"
+#include "kernels/expr.hpp"
 
 #include <filesystem>
 #include <map>
@@ -47,7 +47,7 @@ struct SweepSpec {
     std::vector<SweepArg> args;
     enum class Check { digest, tolerance, none } check = Check::digest;
     double rtol = 1e-5;
-    std::string reference; ///< float64 reference for tolerance mode (tuning/reference.hpp)
+    std::string reference; ///< tolerance mode: the registered float64 reference
     std::map<std::string, long long> baseline; ///< parameter values of the baseline variant
     int warmup = 3, reps = 20;
     bool flush_l2 = false;
