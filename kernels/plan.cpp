@@ -116,6 +116,9 @@ struct ContractPlanner::Impl {
     [[noreturn]] void fail(const std::string& message) const {
         throw ConfigError(contract.name + ": " + message);
     }
+    /// The values every expression reads at a case; fills `resolved` with the launch values.
+    Scope case_scope(const ShapeValues& shape, DType dtype, const Defines& merged,
+                     const LaunchValues& launch, LaunchValues& resolved) const;
 };
 
 ContractPlanner::ContractPlanner(KernelContract contract) : impl_(std::make_unique<Impl>()) {
@@ -200,37 +203,28 @@ const KernelContract& ContractPlanner::contract() const {
     return impl_->contract;
 }
 
-CasePlan ContractPlanner::plan(const ShapeValues& shape, DType dtype, const Defines& defines,
-                               const LaunchValues& launch) const {
-    const Impl& m = *impl_;
-    const KernelContract& c = m.contract;
+Scope ContractPlanner::Impl::case_scope(const ShapeValues& shape, DType dtype,
+                                        const Defines& merged, const LaunchValues& launch,
+                                        LaunchValues& resolved) const {
+    const KernelContract& c = contract;
     if (std::find(c.dtypes.begin(), c.dtypes.end(), dtype) == c.dtypes.end()) {
         std::string known;
         for (DType d : c.dtypes)
             known += (known.empty() ? "" : ", ") + std::string(dtype_name(d));
-        m.fail("no dtype " + std::string(dtype_name(dtype)) + " (dtypes: " + known + ")");
+        fail("no dtype " + std::string(dtype_name(dtype)) + " (dtypes: " + known + ")");
     }
-    CasePlan p;
-    p.kernel = c.name;
-    p.source = c.source_name();
-    p.reference = c.reference;
-    p.dtype = dtype;
-    p.defines = c.defines;
-    for (const auto& [k, v] : defines)
-        p.defines[k] = v;
     Scope scope;
     for (const auto& k : c.shape_keys) {
         const auto it = shape.find(k);
         if (it == shape.end())
-            m.fail("the shape has no '" + k + "'");
+            fail("the shape has no '" + k + "'");
         scope[k] = static_cast<double>(it->second);
-        p.shape[k] = it->second;
     }
-    for (const auto& k : m.numeric_defines) {
-        const auto d = number(p.defines.at(k));
+    for (const auto& k : numeric_defines) {
+        const auto d = number(merged.at(k));
         if (!d)
-            m.fail("define " + k + "=" + p.defines.at(k) + " is not a number, and the contract's "
-                                                           "expressions read it");
+            fail("define " + k + "=" + merged.at(k) +
+                 " is not a number, and the contract's expressions read it");
         scope[k] = *d;
     }
     scope["dtype_size"] = static_cast<double>(dtype_size(dtype));
@@ -240,15 +234,44 @@ CasePlan ContractPlanner::plan(const ShapeValues& shape, DType dtype, const Defi
             std::string known;
             for (const auto& lp : c.launch_params)
                 known += (known.empty() ? "" : ", ") + lp.name;
-            m.fail("no launch parameter '" + name + "' (known: " +
-                   (known.empty() ? "none" : known) + ")");
+            fail("no launch parameter '" + name + "' (known: " + (known.empty() ? "none" : known) +
+                 ")");
         }
     for (std::size_t i = 0; i < c.launch_params.size(); ++i) {
         const std::string& name = c.launch_params[i].name;
         const auto it = launch.find(name);
-        p.launch[name] = it != launch.end() ? it->second : m.launch_defaults[i].eval_int(scope);
-        scope[name] = static_cast<double>(p.launch[name]);
+        resolved[name] = it != launch.end() ? it->second : launch_defaults[i].eval_int(scope);
+        scope[name] = static_cast<double>(resolved[name]);
     }
+    return scope;
+}
+
+LaunchValues ContractPlanner::launch_values(const ShapeValues& shape, DType dtype,
+                                            const Defines& defines,
+                                            const LaunchValues& launch) const {
+    Defines merged = impl_->contract.defines;
+    for (const auto& [k, v] : defines)
+        merged[k] = v;
+    LaunchValues resolved;
+    (void)impl_->case_scope(shape, dtype, merged, launch, resolved);
+    return resolved;
+}
+
+CasePlan ContractPlanner::plan(const ShapeValues& shape, DType dtype, const Defines& defines,
+                               const LaunchValues& launch) const {
+    const Impl& m = *impl_;
+    const KernelContract& c = m.contract;
+    CasePlan p;
+    p.kernel = c.name;
+    p.source = c.source_name();
+    p.reference = c.reference;
+    p.dtype = dtype;
+    p.defines = c.defines;
+    for (const auto& [k, v] : defines)
+        p.defines[k] = v;
+    const Scope scope = m.case_scope(shape, dtype, p.defines, launch, p.launch);
+    for (const auto& k : c.shape_keys)
+        p.shape[k] = shape.at(k);
     for (std::size_t i = 0; i < m.preconditions.size(); ++i)
         if (m.preconditions[i].eval(scope) == 0.0) {
             std::string msg = c.preconditions[i].message.empty() ? c.preconditions[i].expr
@@ -256,7 +279,7 @@ CasePlan ContractPlanner::plan(const ShapeValues& shape, DType dtype, const Defi
             for (const auto& [name, value] : scope)
                 for (std::size_t at; (at = msg.find("{" + name + "}")) != std::string::npos;)
                     msg.replace(at, name.size() + 2, format_value(value));
-            m.fail(msg);
+            throw PreconditionError(c.name + ": " + msg);
         }
 
     for (std::size_t i = 0; i < c.args.size(); ++i) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "jit/error.hpp"
 #include "kernels/contract.hpp"
 #include "kernels/shape.hpp"
 #include "runtime/module.hpp"
@@ -90,6 +91,12 @@ struct CasePlan {
     [[nodiscard]] const ScalarSpec* find_scalar(std::string_view name) const;
 };
 
+/// A case fails one of its contract's preconditions.
+class PreconditionError : public ConfigError {
+  public:
+    using ConfigError::ConfigError;
+};
+
 /// A contract with every expression compiled once: plans many cases cheaply. Not for use by
 /// two threads at once.
 class ContractPlanner {
@@ -102,10 +109,15 @@ class ContractPlanner {
     ~ContractPlanner();
 
     /// The case at `shape` and `dtype` with `defines` over the contract's and `launch` over
-    /// its launch parameters' defaults; ConfigError for a dtype the contract lacks, an unknown
-    /// launch parameter, a failed precondition or a value out of range.
+    /// its launch parameters' defaults; PreconditionError for a failed precondition,
+    /// ConfigError for a dtype the contract lacks, an unknown launch parameter or a value out
+    /// of range.
     [[nodiscard]] CasePlan plan(const ShapeValues& shape, DType dtype, const Defines& defines = {},
                                 const LaunchValues& launch = {}) const;
+    /// Every launch parameter's value at the case: `launch`, else its default.
+    [[nodiscard]] LaunchValues launch_values(const ShapeValues& shape, DType dtype,
+                                             const Defines& defines = {},
+                                             const LaunchValues& launch = {}) const;
     [[nodiscard]] const KernelContract& contract() const;
 
   private:

@@ -134,6 +134,17 @@ ReferenceFn find_reference(std::string_view name) {
     return it == r.references.end() ? nullptr : it->second;
 }
 
+std::vector<std::string> reference_names() {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    if (!r.started)
+        drain(r);
+    std::vector<std::string> out;
+    for (const auto& [name, fn] : r.references)
+        out.push_back(name);
+    return out;
+}
+
 ContractRegistrar::ContractRegistrar(KernelContract (*make)(), ReferenceFn reference) noexcept {
     Registry& r = registry();
     std::lock_guard lock(r.mutex);

@@ -28,6 +28,8 @@ void register_contract(KernelContract contract);
 void register_reference(const std::string& name, ReferenceFn fn);
 /// The reference registered as `name`, or nullptr.
 ReferenceFn find_reference(std::string_view name);
+/// Every registered reference's name, sorted.
+std::vector<std::string> reference_names();
 
 /// A static instance registers a contract from any translation unit linked into the binary,
 /// with no list to edit: `static kjit::ContractRegistrar r(make_axpy_contract, axpy_ref);`
