@@ -74,6 +74,23 @@ TEST_CASE("the delta-rule reference on a worked example") {
     }
 }
 
+TEST_CASE("the fixture contract linked into this binary is registered with no list edited") {
+    // tests/CMakeLists.txt links tests/fixtures/contract into test_kernels; its static
+    // registrar puts it after kjit's own contracts, and every test below takes it up.
+    std::vector<std::string> names;
+    for (const KernelContract* c : kernel_contracts())
+        names.push_back(c->name);
+    CHECK(names == std::vector<std::string>{"rms_norm", "conv1d", "delta_rule", "axpy"});
+    const KernelContract& axpy = kernel_contract("axpy");
+    CHECK(axpy.args.at(1).role == ArgRole::in_out);
+    const CasePlan plan = plan_case(axpy, parse_shape(axpy, "n=5"), DType::f32);
+    const auto in = generated_inputs(plan, 3);
+    const auto out = reference_outputs(plan, in);
+    const auto x = element_values(in[0]), y = element_values(in[1]);
+    for (std::size_t i = 0; i < 5; ++i)
+        CHECK(out[0][i] == 0.5 * x[i] + y[i]);
+}
+
 TEST_CASE("every registered contract plans its shapes and runs its reference on its inputs") {
     for (const KernelContract* c : kernel_contracts()) {
         INFO(c->name);
