@@ -50,8 +50,7 @@ void CaseBuffers::add_input_set(std::vector<HostBuffer> inputs) {
 
 void CaseBuffers::select(int set) {
     if (set < 0 || static_cast<std::size_t>(set) >= pointers_.size())
-        throw Error("input set " + std::to_string(set) + " of " +
-                    std::to_string(pointers_.size()));
+        throw Error("input set " + std::to_string(set) + " of " + std::to_string(pointers_.size()));
     selected_ = set;
 }
 

@@ -84,8 +84,7 @@ ArgType parse_arg_type(std::string_view name) {
     throw ConfigError("unknown argument type '" + std::string(name) + "' (known: " + known + ")");
 }
 
-ContractArg input_arg(std::string name, std::string count, std::string scale,
-                      std::string offset) {
+ContractArg input_arg(std::string name, std::string count, std::string scale, std::string offset) {
     ContractArg a;
     a.name = std::move(name);
     a.count = std::move(count);
@@ -152,8 +151,9 @@ void check_contract_structure(const KernelContract& c) {
         if (!is_identifier(name))
             fail(c, what + " '" + name + "' is not an identifier");
         if (!names.insert(name).second)
-            fail(c, what + " '" + name + "' is already the name of a shape key, define or "
-                                         "launch parameter (or dtype_size)");
+            fail(c, what + " '" + name +
+                        "' is already the name of a shape key, define or "
+                        "launch parameter (or dtype_size)");
     };
     for (const auto& k : c.shape_keys)
         claim(k, "shape key");

@@ -99,10 +99,10 @@ struct KernelContract {
     std::vector<ContractArg> args; ///< buffers and scalars; inputs are seeded in this order
     std::vector<Precondition> preconditions;
     std::vector<PipelineStep> pipeline; ///< run in order on one stream
-    std::string bytes; ///< bytes one run of the pipeline moves (expression; empty: unknown)
-    std::string flops; ///< FLOPs of one run (expression; empty: unknown)
-    std::string reference; ///< the registered float64 reference; empty: none
-    std::string bench_shape;                ///< `kjit bench` without --shape
+    std::string bytes;       ///< bytes one run of the pipeline moves (expression; empty: unknown)
+    std::string flops;       ///< FLOPs of one run (expression; empty: unknown)
+    std::string reference;   ///< the registered float64 reference; empty: none
+    std::string bench_shape; ///< `kjit bench` without --shape
     std::vector<CheckShape> check_shapes;   ///< `kjit check`
     std::vector<std::string> digest_shapes; ///< `kjit digest record` without --shapes
 

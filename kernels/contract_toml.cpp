@@ -11,9 +11,7 @@ namespace {
 std::vector<std::string> dims(const TomlReader& r, const toml::node& n, const Scope& names,
                               const std::string& what) {
     std::vector<std::string> out;
-    const auto one = [&](const toml::node& v) {
-        out.push_back(r.expr(v, names, what).text());
-    };
+    const auto one = [&](const toml::node& v) { out.push_back(r.expr(v, names, what).text()); };
     if (const auto* a = n.as_array()) {
         if (a->empty() || a->size() > 3)
             r.fail(n, "'" + what + "' takes 1 to 3 expressions");

@@ -38,11 +38,10 @@ void delta_rule_reference_io(ReferenceIo& io) {
     const std::span<const double> state_in = io.input("state_in");
     const std::span<double> state = io.output("state");
     std::copy(state_in.begin(), state_in.end(), state.begin());
-    delta_rule_reference(io.input("q"), io.input("k"), io.input("v"), io.input("g"),
-                         io.input("beta"), state, io.output("o"),
-                         static_cast<int>(io.shape("b") * io.shape("h")),
-                         static_cast<int>(io.shape("dk")), static_cast<int>(io.shape("dv")),
-                         io.scalar("scale"));
+    delta_rule_reference(
+        io.input("q"), io.input("k"), io.input("v"), io.input("g"), io.input("beta"), state,
+        io.output("o"), static_cast<int>(io.shape("b") * io.shape("h")),
+        static_cast<int>(io.shape("dk")), static_cast<int>(io.shape("dv")), io.scalar("scale"));
 }
 
 KernelContract delta_rule_contract() {

@@ -25,8 +25,8 @@ LaunchConfig enqueue_case(const CasePlan& plan, std::span<const Function* const>
     for (std::size_t s = 0; s < plan.steps.size(); ++s) {
         const StepPlan& step = plan.steps[s];
         if (step.kind == PipelineStep::Kind::copy) {
-            const CUresult r = driver().cuMemcpyDtoDAsync(
-                buffers[step.to], buffers[step.from], plan.buffers[step.to].bytes(), stream);
+            const CUresult r = driver().cuMemcpyDtoDAsync(buffers[step.to], buffers[step.from],
+                                                          plan.buffers[step.to].bytes(), stream);
             if (r != CUDA_SUCCESS) // the context is built only on failure
                 check(r, "cuMemcpyDtoDAsync",
                       plan.kernel + " " + plan.buffers[step.from].name + " -> " +

@@ -323,8 +323,9 @@ CasePlan ContractPlanner::plan(const ShapeValues& shape, DType dtype, const Defi
         BufferSpec b;
         b.name = a.name;
         b.role = a.role;
-        b.dtype = a.type == ArgType::dtype ? dtype : a.type == ArgType::bf16 ? DType::bf16
-                                                                             : DType::f32;
+        b.dtype = a.type == ArgType::dtype  ? dtype
+                  : a.type == ArgType::bf16 ? DType::bf16
+                                            : DType::f32;
         const long long n = e.count->eval_int(scope);
         if (n < 0)
             m.fail("buffer " + a.name + ": count '" + a.count + "' = " + std::to_string(n) +

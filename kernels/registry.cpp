@@ -20,7 +20,7 @@ struct Pending {
 struct Registry {
     // Recursive: validating a contract looks its reference up.
     std::recursive_mutex mutex;
-    std::vector<Pending> pending; ///< registrars not yet read
+    std::vector<Pending> pending;         ///< registrars not yet read
     std::deque<KernelContract> contracts; ///< a deque: references to its elements stay valid
     std::map<std::string, ReferenceFn, std::less<>> references;
     bool started = false;
@@ -65,10 +65,10 @@ void drain(Registry& r) {
     try {
         if (!r.started) {
             r.started = true;
-            for (const Pending& p : {Pending{detail::rms_norm_contract, detail::rms_norm_reference_io},
-                                     Pending{detail::conv1d_contract, detail::conv1d_reference_io},
-                                     Pending{detail::delta_rule_contract,
-                                             detail::delta_rule_reference_io}})
+            for (const Pending& p :
+                 {Pending{detail::rms_norm_contract, detail::rms_norm_reference_io},
+                  Pending{detail::conv1d_contract, detail::conv1d_reference_io},
+                  Pending{detail::delta_rule_contract, detail::delta_rule_reference_io}})
                 add_pending(r, p);
         }
         while (!r.pending.empty()) {

@@ -7,8 +7,8 @@
 
 namespace kjit {
 
-void rms_norm_reference(std::span<const double> x, std::span<const double> w,
-                        std::span<double> y, int rows, int n, double eps) {
+void rms_norm_reference(std::span<const double> x, std::span<const double> w, std::span<double> y,
+                        int rows, int n, double eps) {
     for (int r = 0; r < rows; ++r) {
         const double* xr = x.data() + static_cast<std::size_t>(r) * n;
         double sum = 0;
@@ -37,12 +37,12 @@ KernelContract rms_norm_contract() {
     // One block per row by default; a smaller grid strides over the rows.
     c.launch_params = {{"ROWS_PER_LAUNCH", "rows"}};
     c.args = {
-        input_arg("x", "rows * n"),
-        input_arg("w", "n"),
-        output_arg("y", "rows * n"),
-        scalar_arg("rows", ArgType::i32, "rows"),
-        scalar_arg("n", ArgType::i32, "n"),
-        scalar_arg("eps", ArgType::f32, "1e-6"),
+        input_arg("x", "rows * n"),               // rows x n, row-major
+        input_arg("w", "n"),                      // the weight, per column
+        output_arg("y", "rows * n"),              // like x
+        scalar_arg("rows", ArgType::i32, "rows"), // rows to normalize
+        scalar_arg("n", ArgType::i32, "n"),       // the row width
+        scalar_arg("eps", ArgType::f32, "1e-6"),  // the fp32 1e-6f the reference reads back
     };
     c.pipeline = {launch_step({{DType::f32, "rms_norm_f32"}, {DType::bf16, "rms_norm_bf16"}},
                               {"min(rows, ROWS_PER_LAUNCH)"}, {"RMS_BLOCK"})};

@@ -38,8 +38,8 @@ struct TomlReader {
                 list += (list.empty() ? "" : ", ") + std::string(n);
             }
             if (!ok)
-                fail(k, "unknown key '" + std::string(k.str()) + "' in " + where + " (known: " +
-                            list + ")");
+                fail(k, "unknown key '" + std::string(k.str()) + "' in " + where +
+                            " (known: " + list + ")");
         }
     }
     const toml::table& table(const toml::node& n, const std::string& what) const {

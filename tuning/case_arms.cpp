@@ -3,9 +3,8 @@
 namespace kjit {
 
 std::vector<const Function*> PreparedArm::functions(const CasePlan& plan) const {
-    return step_functions(plan, [this](const std::string& entry) -> const Function& {
-        return function(entry);
-    });
+    return step_functions(
+        plan, [this](const std::string& entry) -> const Function& { return function(entry); });
 }
 
 KernelSpec case_spec(const KernelContract& contract, const Defines& defines) {

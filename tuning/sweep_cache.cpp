@@ -15,7 +15,9 @@ namespace kjit {
 namespace fs = std::filesystem;
 
 namespace {
-fs::path results_dir() { return DiskCache::default_dir() / "sweeps"; }
+fs::path results_dir() {
+    return DiskCache::default_dir() / "sweeps";
+}
 } // namespace
 
 std::string sweep_row_key(const SweepSpec& spec, const SweepVariant& v,

@@ -20,7 +20,8 @@ SweepMeasure::SweepMeasure(const SweepSpec& spec, const std::vector<SweepVariant
     CasePlan capacity = base->plan;
     for (const SweepVariant& v : variants)
         for (std::size_t b = 0; b < capacity.buffers.size(); ++b)
-            capacity.buffers[b].count = std::max(capacity.buffers[b].count, v.plan.buffers[b].count);
+            capacity.buffers[b].count =
+                std::max(capacity.buffers[b].count, v.plan.buffers[b].count);
     const std::vector<HostBuffer> inputs = generated_inputs(capacity, seed);
     buffers_ = std::make_unique<CaseBuffers>(capacity, inputs);
     if (spec.check != SweepSpec::Check::tolerance)
@@ -67,8 +68,8 @@ void SweepMeasure::measure(SweepRow& row, std::span<const Function* const> funct
                 std::max(row.error_vs_reference, relative_l2(element_values(h), w->second));
         row.digests.emplace_back(h.name, digest(h));
     }
-    row.stats = bench.run(
-        [&](CUstream st) { enqueue_case(plan, functions, buffers_->pointers(), st); });
+    row.stats =
+        bench.run([&](CUstream st) { enqueue_case(plan, functions, buffers_->pointers(), st); });
     std::size_t main = plan.steps.size() - 1;
     while (plan.steps[main].kind != PipelineStep::Kind::launch)
         --main;

@@ -42,8 +42,8 @@ std::vector<SweepVariant> expand(const SweepSpec& spec, std::size_t* rejected) {
         try {
             // Constraints first: a rejected combination is never planned.
             Scope s = spec.scope(v.params);
-            for (const auto& [k, value] : planner.launch_values(shape, spec.dtype, v.defines,
-                                                                swept_launch))
+            for (const auto& [k, value] :
+                 planner.launch_values(shape, spec.dtype, v.defines, swept_launch))
                 s[k] = static_cast<double>(value);
             bool ok = true;
             for (const auto& c : spec.constraints)

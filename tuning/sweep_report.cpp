@@ -21,9 +21,10 @@ std::string sweep_table(const SweepSpec& spec, const SweepResult& result) {
     });
     std::ostringstream os;
     char buf[512];
-    std::snprintf(buf, sizeof buf, "%-28s %3s %-14s %-12s %5s %9s %6s %6s %10s %7s %8s %6s %7s  %s\n",
-                  "variant", "dev", "grid", "block", "regs", "blocks/SM", "waves", "SMs",
-                  "median us", "spread", "GB/s", "copy", "ratio", "check");
+    std::snprintf(buf, sizeof buf,
+                  "%-28s %3s %-14s %-12s %5s %9s %6s %6s %10s %7s %8s %6s %7s  %s\n", "variant",
+                  "dev", "grid", "block", "regs", "blocks/SM", "waves", "SMs", "median us",
+                  "spread", "GB/s", "copy", "ratio", "check");
     os << buf;
     for (const SweepRow* r : rows) {
         std::string label = r->variant.label() + (r->variant.baseline ? " *" : "");
@@ -35,11 +36,13 @@ std::string sweep_table(const SweepSpec& spec, const SweepResult& result) {
             continue;
         }
         std::snprintf(buf, sizeof buf,
-                      "%-28s %3d %-14s %-12s %5d %9d %6.2f %5.1f%% %10.2f %6.1f%% %8.1f %5.1f%% %7.3f  %s%s\n",
-                      label.c_str(), r->device, r->variant.grid.str().c_str(), r->variant.block.str().c_str(),
-                      r->registers, r->blocks_per_sm, r->waves, 100 * r->sm_share,
-                      r->stats.median * 1000, 100 * r->stats.relative_spread(), r->gbps,
-                      100 * r->copy_share, r->ratio, r->check.c_str(), r->cached ? " (cached)" : "");
+                      "%-28s %3d %-14s %-12s %5d %9d %6.2f %5.1f%% %10.2f %6.1f%% %8.1f %5.1f%% "
+                      "%7.3f  %s%s\n",
+                      label.c_str(), r->device, r->variant.grid.str().c_str(),
+                      r->variant.block.str().c_str(), r->registers, r->blocks_per_sm, r->waves,
+                      100 * r->sm_share, r->stats.median * 1000, 100 * r->stats.relative_spread(),
+                      r->gbps, 100 * r->copy_share, r->ratio, r->check.c_str(),
+                      r->cached ? " (cached)" : "");
         os << buf;
     }
     (void)spec;
@@ -61,7 +64,9 @@ void write_sweep_outputs(const SweepSpec& spec, const SweepResult& result, const
     const auto quoted = [](std::string s) {
         std::string out = "\"";
         for (char c : s)
-            out += c == '"' || c == '\\' ? std::string("\\") + c : c == '\n' ? std::string("\\n") : std::string(1, c);
+            out += c == '"' || c == '\\' ? std::string("\\") + c
+                   : c == '\n'           ? std::string("\\n")
+                                         : std::string(1, c);
         return out + "\"";
     };
     for (std::size_t i = 0; i < result.rows.size(); ++i) {
@@ -69,22 +74,25 @@ void write_sweep_outputs(const SweepSpec& spec, const SweepResult& result, const
         csv << '"' << r.variant.label() << '"';
         for (const auto& p : spec.params)
             csv << ',' << r.variant.params.at(p.name);
-        csv << ',' << r.device << ',' << '"' << r.variant.grid.str() << "\",\"" << r.variant.block.str() << "\","
-            << r.variant.smem << ',' << r.registers << ',' << r.blocks_per_sm << ',' << r.waves
-            << ',' << r.sm_share << ',' << r.stats.median << ',' << r.stats.min << ','
-            << r.stats.max << ',' << r.stats.stddev << ',' << r.gbps << ',' << r.copy_share << ','
-            << r.ratio << ',' << '"' << r.check << "\"," << quoted(r.error) << '\n';
+        csv << ',' << r.device << ',' << '"' << r.variant.grid.str() << "\",\""
+            << r.variant.block.str() << "\"," << r.variant.smem << ',' << r.registers << ','
+            << r.blocks_per_sm << ',' << r.waves << ',' << r.sm_share << ',' << r.stats.median
+            << ',' << r.stats.min << ',' << r.stats.max << ',' << r.stats.stddev << ',' << r.gbps
+            << ',' << r.copy_share << ',' << r.ratio << ',' << '"' << r.check << "\","
+            << quoted(r.error) << '\n';
         json << "    {\"variant\": " << quoted(r.variant.label()) << ", \"params\": {";
         bool first = true;
         for (const auto& [k, v] : r.variant.params) {
             json << (first ? "" : ", ") << quoted(k) << ": " << v;
             first = false;
         }
-        json << "}, \"device\": " << r.device << ", \"baseline\": " << (r.variant.baseline ? "true" : "false")
-             << ", \"grid\": " << quoted(r.variant.grid.str()) << ", \"block\": "
-             << quoted(r.variant.block.str()) << ", \"blocks_per_sm\": " << r.blocks_per_sm
-             << ", \"waves\": " << r.waves << ", \"sm_share\": " << r.sm_share
-             << ", \"median_ms\": " << r.stats.median << ", \"samples_ms\": [";
+        json << "}, \"device\": " << r.device
+             << ", \"baseline\": " << (r.variant.baseline ? "true" : "false")
+             << ", \"grid\": " << quoted(r.variant.grid.str())
+             << ", \"block\": " << quoted(r.variant.block.str())
+             << ", \"blocks_per_sm\": " << r.blocks_per_sm << ", \"waves\": " << r.waves
+             << ", \"sm_share\": " << r.sm_share << ", \"median_ms\": " << r.stats.median
+             << ", \"samples_ms\": [";
         for (std::size_t s = 0; s < r.stats.samples.size(); ++s)
             json << (s ? ", " : "") << r.stats.samples[s];
         json << "], \"gbps\": " << r.gbps << ", \"ratio\": " << r.ratio
@@ -109,8 +117,8 @@ void write_sweep_outputs(const SweepSpec& spec, const SweepResult& result, const
         const double v = top * t / 4;
         const int y = height - static_cast<int>((height - 50) * t / 4.0);
         svg << "<line x1=\"" << left << "\" x2=\"" << width - 20 << "\" y1=\"" << y << "\" y2=\""
-            << y << "\" stroke=\"#ddd\"/><text x=\"5\" y=\"" << y + 4 << "\">" << std::round(v * 100) / 100
-            << "</text>\n";
+            << y << "\" stroke=\"#ddd\"/><text x=\"5\" y=\"" << y + 4 << "\">"
+            << std::round(v * 100) / 100 << "</text>\n";
     }
     for (std::size_t i = 0; i < result.rows.size(); ++i) {
         const SweepRow& r = result.rows[i];

@@ -25,9 +25,9 @@ struct SweepRow {
     std::vector<std::pair<std::string, std::uint64_t>> digests; ///< per output
     std::size_t unwritten = 0;
     double error_vs_reference = -1; ///< tolerance mode: worst relative L2 over the outputs
-    std::string check; ///< IDENTICAL / DIFFERS at i (a vs b) / within tolerance / ...
-    double ratio = 0;  ///< median / the baseline's median
-    std::string key;   ///< results-cache key
+    std::string check;              ///< IDENTICAL / DIFFERS at i (a vs b) / within tolerance / ...
+    double ratio = 0;               ///< median / the baseline's median
+    std::string key;                ///< results-cache key
 };
 
 /// The rows of a sweep, and what produced them.

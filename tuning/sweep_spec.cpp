@@ -282,8 +282,8 @@ SweepSpec SweepSpec::load(const std::filesystem::path& path) {
                 std::vector<std::string> known;
                 for (DType x : dtypes)
                     known.emplace_back(dtype_name(x));
-                r.fail(*n, "kernel " + name + " has no dtype '" + d + "' (dtypes: " +
-                               joined(known) + ")");
+                r.fail(*n, "kernel " + name + " has no dtype '" + d +
+                               "' (dtypes: " + joined(known) + ")");
             }
             spec.dtype = parse_dtype(d);
         }

@@ -22,7 +22,7 @@ struct SweepParam {
 /// settings; a kernel with no registered contract declares one inline ([launch], [[args]]).
 struct SweepSpec {
     std::string file;
-    std::string kernel;  ///< the kernel source: SOURCE.cu
+    std::string kernel;      ///< the kernel source: SOURCE.cu
     KernelContract contract; ///< the registered contract the file names, or its inline one
     bool inline_contract = false;
     DType dtype = DType::f32;
@@ -32,7 +32,7 @@ struct SweepSpec {
     std::vector<Expr> constraints;
     enum class Check { digest, tolerance, none } check = Check::digest;
     double rtol = 1e-5;
-    std::string reference; ///< tolerance mode: the registered float64 reference
+    std::string reference;                     ///< tolerance mode: the registered float64 reference
     std::map<std::string, long long> baseline; ///< parameter values of the baseline variant
     int warmup = 3, reps = 20;
     bool flush_l2 = false;
