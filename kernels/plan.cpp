@@ -228,14 +228,14 @@ Scope ContractPlanner::Impl::case_scope(const ShapeValues& shape, DType dtype,
         scope[k] = *d;
     }
     scope["dtype_size"] = static_cast<double>(dtype_size(dtype));
-    for (const auto& [name, value] : launch)
+    for (const auto& given : launch)
         if (std::none_of(c.launch_params.begin(), c.launch_params.end(),
-                         [&](const LaunchParam& lp) { return lp.name == name; })) {
+                         [&](const LaunchParam& lp) { return lp.name == given.first; })) {
             std::string known;
             for (const auto& lp : c.launch_params)
                 known += (known.empty() ? "" : ", ") + lp.name;
-            fail("no launch parameter '" + name + "' (known: " + (known.empty() ? "none" : known) +
-                 ")");
+            fail("no launch parameter '" + given.first +
+                 "' (known: " + (known.empty() ? "none" : known) + ")");
         }
     for (std::size_t i = 0; i < c.launch_params.size(); ++i) {
         const std::string& name = c.launch_params[i].name;
