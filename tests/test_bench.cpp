@@ -3,7 +3,9 @@
 #include "tuning/abba.hpp"
 #include "tuning/bench.hpp"
 #include "tuning/digest.hpp"
-#include "tuning/kernel_cases.hpp"
+#include "kernels/registry.hpp"
+#include "tuning/case_arms.hpp"
+#include "kernels/numeric.hpp"
 #include "tuning/numeric.hpp"
 #include "tuning/roofline.hpp"
 
@@ -91,7 +93,7 @@ TEST_CASE("stats of known samples give min median mean max and the sample standa
 }
 
 TEST_CASE("generator inputs are fixed bits for a fixed seed in f32 and bf16") {
-    // Documented values (tuning/numeric.hpp): uniform(1, 0) and uniform(1, 1).
+    // Documented values (kernels/numeric.hpp): uniform(1, 0) and uniform(1, 1).
     const HostBuffer f = generated_buffer("x", DType::f32, 4, 1);
     CHECK(f.bytes.size() == 16);
     CHECK(bits_at(f, 0) == std::bit_cast<std::uint32_t>(0.53260350227355957f));
@@ -246,7 +248,7 @@ TEST_CASE("malformed baseline files are reported at file and line and column") {
 }
 
 TEST_CASE("shapes parse against the kernel's keys and mistakes are named") {
-    const KernelCase& kc = kernel_case("rms_norm");
+    const KernelContract& kc = kernel_contract("rms_norm");
     const ShapeValues s = parse_shape(kc, "n=7168, rows=8");
     CHECK(s.at("rows") == 8);
     CHECK(s.at("n") == 7168);
@@ -268,7 +270,7 @@ TEST_CASE("shapes parse against the kernel's keys and mistakes are named") {
     CHECK_THROWS_AS(parse_shape(kc, "rows=0,n=1"), ConfigError);
     CHECK(split_shapes("rows=1,n=7;;rows=2,n=7;") ==
           std::vector<std::string>{"rows=1,n=7", "rows=2,n=7"});
-    CHECK_THROWS_WITH_AS(kernel_case("rms_nrom"),
+    CHECK_THROWS_WITH_AS(kernel_contract("rms_nrom"),
                          "no bench or digest case for kernel 'rms_nrom' (known: rms_norm, "
                          "conv1d, delta_rule)",
                          NotFoundError);
@@ -278,20 +280,21 @@ TEST_CASE("shapes parse against the kernel's keys and mistakes are named") {
     CHECK_THROWS_AS(merge_defines(kc.defines, std::vector<std::string>{"9=1"}), ConfigError);
 }
 
-TEST_CASE("the rms_norm case reads x and w and writes y and counts its bytes") {
-    const KernelCase& kc = kernel_case("rms_norm");
+TEST_CASE("the rms_norm contract reads x and w and writes y and counts its bytes") {
+    const KernelContract& kc = kernel_contract("rms_norm");
     CHECK(kc.defines.at("RMS_BLOCK") == "256");
-    const CaseLayout f = kc.layout(parse_shape(kc, "rows=8192,n=7168"), DType::f32);
-    CHECK(f.entry == "rms_norm_f32");
+    const ShapeValues shape = parse_shape(kc, "rows=8192,n=7168");
+    const CasePlan f = plan_case(kc, shape, DType::f32);
+    CHECK(f.entry() == "rms_norm_f32");
     REQUIRE(f.inputs.size() == 2);
-    CHECK(f.inputs[1].name == "w");
-    CHECK(f.inputs[1].count == 7168);
+    CHECK(f.buffers[f.inputs[1]].name == "w");
+    CHECK(f.buffers[f.inputs[1]].count == 7168);
     REQUIRE(f.outputs.size() == 1);
-    CHECK(f.outputs[0].name == "y");
-    CHECK(f.work.bytes == (2.0 * 8192 * 7168 + 7168) * 4);
-    const CaseLayout h = kc.layout(parse_shape(kc, "rows=8192,n=7168"), DType::bf16);
-    CHECK(h.entry == "rms_norm_bf16");
-    CHECK(h.work.bytes == f.work.bytes / 2);
+    CHECK(f.buffers[f.outputs[0]].name == "y");
+    CHECK(f.bytes == (2.0 * 8192 * 7168 + 7168) * 4);
+    const CasePlan h = plan_case(kc, shape, DType::bf16);
+    CHECK(h.entry() == "rms_norm_bf16");
+    CHECK(h.bytes == f.bytes / 2);
     for (const auto& s : kc.digest_shapes)
         CHECK_NOTHROW(parse_shape(kc, s));
 }
@@ -425,7 +428,7 @@ TEST_CASE("the recorded baselines parse and cover single and multi row shapes") 
         if (c.source_hash != now)
             MESSAGE("case " << c.shape << " was recorded from source " << c.source_hash
                             << ", the kernel is now " << now << ": kjit digest check on a GPU");
-    const KernelCase& kc = kernel_case("rms_norm");
+    const KernelContract& kc = kernel_contract("rms_norm");
     bool single = false, multi = false;
     for (const BaselineCase& c : b.cases) {
         const ShapeValues s = parse_shape(kc, c.shape);
@@ -444,12 +447,12 @@ TEST_CASE("bench times rms_norm directly and as a graph with L2 flush and input 
     test::GpuEngine gpu;
     const Device& device = gpu.device;
     Engine& engine = gpu.engine;
-    const KernelCase& kc = kernel_case("rms_norm");
-    const ShapeValues shape = parse_shape(kc, "rows=256,n=7168");
+    const KernelContract& kc = kernel_contract("rms_norm");
+    const CasePlan plan = plan_case(kc, parse_shape(kc, "rows=256,n=7168"), DType::f32);
     const auto arms = prepare_arms(engine, kc, {kc.defines}, device);
     CHECK(arms[0].provenance.defines == "RMS_BLOCK=256");
     CHECK(arms[0].provenance.source_hash.size() == 12);
-    CaseBuffers buffers(kc.layout(shape, DType::f32), 1, 2);
+    CaseBuffers buffers(plan, 1, 2);
     for (bool graph : {false, true}) {
         BenchOptions o;
         o.warmup = 1;
@@ -465,7 +468,7 @@ TEST_CASE("bench times rms_norm directly and as a graph with L2 flush and input 
         Bench bench(device, o);
         CHECK(bench.flush_bytes() >= 2 * static_cast<std::size_t>(device.attribute(
                                              CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)));
-        const Stats s = bench.run(case_launch(kc, arms[0], shape, buffers));
+        const Stats s = bench.run(case_launch(arms[0], plan, buffers));
         CHECK(s.samples.size() == 5);
         CHECK(s.min > 0);
         CHECK(s.max < 100);
@@ -482,17 +485,20 @@ TEST_CASE("digests repeat across runs and another reduction width differs at a n
     test::GpuEngine gpu;
     const Device& device = gpu.device;
     Engine& engine = gpu.engine;
-    const KernelCase& kc = kernel_case("rms_norm");
+    const KernelContract& kc = kernel_contract("rms_norm");
     const ShapeValues shape = parse_shape(kc, "rows=64,n=7168");
     const std::string knob = rms_norm_width_knob();
     std::vector<Defines> sets{{{"RMS_BLOCK", "256"}}, {{"RMS_BLOCK", "256"}, {knob, "512"}}};
     if (knob == "RMS_WIDTH")
         sets.push_back({{"RMS_BLOCK", "1024"}}); // a wider block after the same reduction
     const auto arms = prepare_arms(engine, kc, sets, device);
-    CaseBuffers buffers(kc.layout(shape, DType::f32), 1);
-    const auto first = run_case_once(kc, arms[0], shape, buffers);
-    const auto again = run_case_once(kc, arms[0], shape, buffers);
-    const auto other = run_case_once(kc, arms[1], shape, buffers);
+    std::vector<CasePlan> plans;
+    for (const Defines& d : sets)
+        plans.push_back(plan_case(kc, shape, DType::f32, d));
+    CaseBuffers buffers(plans[0], 1);
+    const auto first = run_case_once(arms[0], plans[0], buffers);
+    const auto again = run_case_once(arms[0], plans[0], buffers);
+    const auto other = run_case_once(arms[1], plans[1], buffers);
     CHECK(find_unwritten(first[0]).count == 0);
     CHECK(digest(first[0]) == digest(again[0]));
     CHECK(digest(first[0]) != digest(other[0]));
@@ -501,17 +507,17 @@ TEST_CASE("digests repeat across runs and another reduction width differs at a n
     MESSAGE(knob << "=512: first difference at " << d->index << ": " << d->reference << " vs "
                  << d->actual);
     if (arms.size() == 3) {
-        const auto wide = run_case_once(kc, arms[2], shape, buffers);
+        const auto wide = run_case_once(arms[2], plans[2], buffers);
         CHECK(digest(first[0]) == digest(wide[0]));
         CHECK_FALSE(first_difference(first[0], wide[0]).has_value());
     }
 
     // A launch over one row fewer than the buffers hold leaves the last row unwritten.
-    const ShapeValues short_shape = parse_shape(kc, "rows=63,n=7168");
+    const CasePlan short_plan =
+        plan_case(kc, parse_shape(kc, "rows=63,n=7168"), DType::f32, arms[0].defines);
     buffers.fill_canary();
     const Stream stream;
-    kc.launch(arms[0].function("rms_norm_f32"), arms[0].defines, short_shape, buffers.inputs(),
-              buffers.outputs(), stream.handle());
+    enqueue_case(short_plan, arms[0].functions(short_plan), buffers.pointers(), stream.handle());
     stream.synchronize();
     const Unwritten u = find_unwritten(buffers.download()[0]);
     CHECK(u.count == 7168);

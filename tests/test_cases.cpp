@@ -1,10 +1,14 @@
-// The kernel case table: each row's buffers and bytes, its shapes, its generated inputs, its
-// float64 reference adapter, and the check cases `kjit check` runs from it.
+// kjit's kernel contracts: each one's buffers, scalars, launch geometry and bytes, its shapes,
+// its generated inputs, its float64 reference, and the check cases `kjit check` runs from them.
+#include "jit/hash.hpp"
+#include "kernels/inputs.hpp"
+#include "kernels/numeric.hpp"
+#include "kernels/reference.hpp"
+#include "kernels/references.hpp"
+#include "kernels/registry.hpp"
 #include "tests/support.hpp"
+#include "tuning/case_arms.hpp"
 #include "tuning/digest.hpp"
-#include "tuning/kernel_cases.hpp"
-#include "tuning/numeric.hpp"
-#include "tuning/reference.hpp"
 #include "tuning/selfcheck.hpp"
 
 #include <doctest/doctest.h>
@@ -20,79 +24,135 @@ using namespace kjit;
 
 namespace {
 
-std::vector<std::string> names(const std::vector<BufferSpec>& buffers) {
+std::vector<std::string> names(const CasePlan& p, const std::vector<std::size_t>& buffers) {
     std::vector<std::string> out;
-    for (const BufferSpec& b : buffers)
-        out.push_back(b.name);
+    for (std::size_t b : buffers)
+        out.push_back(p.buffers[b].name);
     return out;
 }
 
-/// Runs the row's reference adapter on `inputs`, outputs sized as the layout's.
-std::vector<std::vector<double>> adapter(const KernelCase& kc, const std::string& shape,
+CasePlan plan_at(const std::string& kernel, const std::string& shape, DType dtype,
+                 const Defines& defines = {}, const LaunchValues& launch = {}) {
+    const KernelContract& c = kernel_contract(kernel);
+    return plan_case(c, parse_shape(c, shape), dtype, defines, launch);
+}
+
+/// Runs the contract's reference on `inputs` at `shape` in its first dtype.
+std::vector<std::vector<double>> adapter(const std::string& kernel, const std::string& shape,
                                          const Defines& defines,
                                          const std::vector<std::vector<double>>& inputs) {
-    const CaseLayout layout = kc.layout(parse_shape(kc, shape), kc.dtypes.front());
-    std::vector<std::vector<double>> out;
-    for (const BufferSpec& b : layout.outputs)
-        out.emplace_back(b.count);
-    kc.reference(parse_shape(kc, shape), defines, inputs, out);
-    return out;
+    return reference_outputs(plan_at(kernel, shape, kernel_contract(kernel).dtypes.front(), defines),
+                             std::span<const std::vector<double>>(inputs));
+}
+
+std::string hex_digest(const HostBuffer& b) {
+    return hex64(digest(b));
 }
 
 } // namespace
 
 TEST_SUITE("cases") {
 
-TEST_CASE("the conv1d row reads x w bias state_in and writes y and state_out") {
-    const KernelCase& kc = kernel_case("conv1d");
+TEST_CASE("the conv1d contract reads x w bias state_in and writes y and state_out") {
+    const KernelContract& kc = kernel_contract("conv1d");
     CHECK(kc.dtypes == std::vector<DType>{DType::f32, DType::bf16});
     CHECK(defines_text(kc.defines) == "CONV_BLOCK=256 CONV_SILU=1 CONV_TILE=8");
-    const CaseLayout f = kc.layout(parse_shape(kc, kc.bench_shape), DType::f32);
-    CHECK(f.entry == "conv1d_f32");
-    CHECK(names(f.inputs) == std::vector<std::string>{"x", "w", "bias", "state_in"});
-    CHECK(names(f.outputs) == std::vector<std::string>{"y", "state_out"});
+    const CasePlan f = plan_at("conv1d", kc.bench_shape, DType::f32);
+    CHECK(f.entry() == "conv1d_f32");
+    CHECK(names(f, f.inputs) == std::vector<std::string>{"x", "w", "bias", "state_in"});
+    CHECK(names(f, f.outputs) == std::vector<std::string>{"y", "state_out"});
     const double x = 8.0 * 4096 * 1300, states = 8.0 * 4096 * 3;
-    CHECK(f.inputs[0].count == x);
-    CHECK(f.inputs[1].count == 4096 * 4);
-    CHECK(f.inputs[2].count == 4096);
-    CHECK(f.inputs[3].count == states);
-    CHECK(f.outputs[0].count == x);
-    CHECK(f.outputs[1].count == states);
+    CHECK(f.buffers[f.inputs[0]].count == x);
+    CHECK(f.buffers[f.inputs[1]].count == 4096 * 4);
+    CHECK(f.buffers[f.inputs[2]].count == 4096);
+    CHECK(f.buffers[f.inputs[3]].count == states);
+    CHECK(f.buffers[f.outputs[0]].count == x);
+    CHECK(f.buffers[f.outputs[1]].count == states);
     // Read x, write y, plus w (4 per channel), bias and both states.
-    CHECK(f.work.bytes == (2 * x + 5 * 4096 + 2 * states) * 4);
-    CHECK(f.work.flops == 8 * x);
-    const CaseLayout h = kc.layout(parse_shape(kc, kc.bench_shape), DType::bf16);
-    CHECK(h.entry == "conv1d_bf16");
-    CHECK(h.outputs[1].dtype == DType::bf16);
-    CHECK(h.work.bytes == f.work.bytes / 2);
-    CHECK(output_tolerance(f.outputs[0]) == 1e-6);
-    CHECK(output_tolerance(h.outputs[0]) == 1e-2);
+    CHECK(f.bytes == (2 * x + 5 * 4096 + 2 * states) * 4);
+    CHECK(f.flops == 8 * x);
+    // One thread per tile of CONV_TILE steps: 8 * 4096 rows of 163 tiles, 256 per block.
+    REQUIRE(f.steps.size() == 1);
+    CHECK(f.main_launch().grid.str() == "(" + std::to_string((8 * 4096 * 163 + 255) / 256) +
+                                            ",1,1)");
+    CHECK(f.main_launch().block.str() == "(256,1,1)");
+    CHECK(plan_at("conv1d", "b=3,c=5,t=37", DType::f32, {{"CONV_TILE", "16"}, {"CONV_BLOCK", "64"}})
+              .main_launch()
+              .grid.x == 1);
+    REQUIRE(f.scalars.size() == 3);
+    CHECK(f.scalars[0].value == 8);
+    CHECK(f.scalars[1].value == 4096);
+    CHECK(f.scalars[2].value == 1300);
+    CHECK(f.main_launch().params.size() == 9);
+    const CasePlan h = plan_at("conv1d", kc.bench_shape, DType::bf16);
+    CHECK(h.entry() == "conv1d_bf16");
+    CHECK(h.buffers[h.outputs[1]].dtype == DType::bf16);
+    CHECK(h.bytes == f.bytes / 2);
+    CHECK(output_tolerance(f.buffers[f.outputs[0]]) == 1e-6);
+    CHECK(output_tolerance(h.buffers[h.outputs[0]]) == 1e-2);
 }
 
-TEST_CASE("the delta_rule row makes the in-place state an output and counts its bytes") {
-    const KernelCase& kc = kernel_case("delta_rule");
+TEST_CASE("the delta_rule contract copies the state in, then updates it in place") {
+    const KernelContract& kc = kernel_contract("delta_rule");
     CHECK(kc.dtypes == std::vector<DType>{DType::f32});
     CHECK(defines_text(kc.defines) == "DR_BV=32 DR_KSPLIT=4 DR_MAX_DK=128");
-    const CaseLayout l = kc.layout(parse_shape(kc, "b=2,h=3,dk=64,dv=100"), DType::f32);
-    CHECK(l.entry == "delta_rule_decode");
-    CHECK(names(l.inputs) == std::vector<std::string>{"q", "k", "v", "g", "beta", "state_in"});
-    CHECK(names(l.outputs) == std::vector<std::string>{"o", "state"});
+    const CasePlan l = plan_at("delta_rule", "b=2,h=3,dk=64,dv=100", DType::f32);
+    CHECK(l.entry() == "delta_rule_decode");
+    CHECK(names(l, l.inputs) == std::vector<std::string>{"q", "k", "v", "g", "beta", "state_in"});
+    CHECK(names(l, l.outputs) == std::vector<std::string>{"o", "state"});
     const std::size_t heads = 6, state = heads * 64 * 100;
-    CHECK(l.inputs[0].count == heads * 64);
-    CHECK(l.inputs[2].count == heads * 100);
-    CHECK(l.inputs[3].count == heads);
-    CHECK(l.inputs[5].count == state);
-    CHECK(l.outputs[0].count == heads * 100);
-    CHECK(l.outputs[1].count == state);
+    CHECK(l.buffers[l.inputs[0]].count == heads * 64);
+    CHECK(l.buffers[l.inputs[2]].count == heads * 100);
+    CHECK(l.buffers[l.inputs[3]].count == heads);
+    CHECK(l.buffers[l.inputs[5]].count == state);
+    CHECK(l.buffers[l.outputs[0]].count == heads * 100);
+    CHECK(l.buffers[l.outputs[1]].count == state);
     // The restore copy and the kernel each read and write the state once.
-    CHECK(l.work.bytes == (4.0 * state + 2 * heads * 64 + 2 * heads * 100 + 2 * heads) * 4);
-    CHECK(l.work.flops == 8.0 * state);
-    CHECK(output_tolerance(l.outputs[0]) == 1e-5);
-    CHECK(output_tolerance(l.outputs[1]) == 1e-6);
+    CHECK(l.bytes == (4.0 * state + 2 * heads * 64 + 2 * heads * 100 + 2 * heads) * 4);
+    CHECK(l.flops == 8.0 * state);
+    CHECK(output_tolerance(l.buffers[l.outputs[0]]) == 1e-5);
+    CHECK(output_tolerance(l.buffers[l.outputs[1]]) == 1e-6);
+    REQUIRE(l.steps.size() == 2);
+    CHECK(l.steps[0].kind == PipelineStep::Kind::copy);
+    CHECK(l.buffers[l.steps[0].from].name == "state_in");
+    CHECK(l.buffers[l.steps[0].to].name == "state");
+    CHECK(l.main_launch().grid.str() == "(4,6,1)");  // ceil(100 / DR_BV), b * h
+    CHECK(l.main_launch().block.str() == "(32,4,1)"); // DR_BV, DR_KSPLIT
+    // q k v g beta state o dk dv scale: the kernel's own parameter order.
+    std::vector<std::string> params;
+    for (const ParamRef& r : l.main_launch().params)
+        params.push_back(r.scalar ? l.scalars[r.index].name : l.buffers[r.index].name);
+    CHECK(params == std::vector<std::string>{"q", "k", "v", "g", "beta", "state", "o", "dk", "dv",
+                                             "scale"});
+    CHECK(l.find_scalar("scale")->value == static_cast<double>(0.125f));
+    // A key width the register array cannot hold is refused, not truncated.
+    CHECK_THROWS_WITH_AS(plan_at("delta_rule", "b=1,h=1,dk=66,dv=8", DType::f32),
+                         "error: delta_rule: dk=66 must be a multiple of DR_KSPLIT=4 and at most "
+                         "DR_MAX_DK=128",
+                         ConfigError);
+    CHECK_THROWS_AS(plan_at("delta_rule", "b=1,h=1,dk=64,dv=8", DType::bf16), ConfigError);
 }
 
-TEST_CASE("shapes parse on the keys of the new rows and mistakes are named") {
-    const KernelCase& conv = kernel_case("conv1d");
+TEST_CASE("the rms_norm contract launches a block per row unless a launch parameter says fewer") {
+    const CasePlan p = plan_at("rms_norm", "rows=8192,n=7168", DType::f32);
+    CHECK(p.main_launch().grid.str() == "(8192,1,1)");
+    CHECK(p.main_launch().block.str() == "(256,1,1)");
+    CHECK(p.launch.at("ROWS_PER_LAUNCH") == 8192);
+    CHECK(p.find_scalar("eps")->value == static_cast<double>(1e-6f));
+    const CasePlan q =
+        plan_at("rms_norm", "rows=8192,n=7168", DType::f32, {{"RMS_BLOCK", "1024"}},
+                {{"ROWS_PER_LAUNCH", 2048}});
+    CHECK(q.main_launch().grid.str() == "(2048,1,1)");
+    CHECK(q.main_launch().block.str() == "(1024,1,1)");
+    CHECK_THROWS_WITH_AS(plan_at("rms_norm", "rows=1,n=8", DType::f32, {}, {{"GRID", 4}}),
+                         "error: rms_norm: no launch parameter 'GRID' (known: ROWS_PER_LAUNCH)",
+                         ConfigError);
+    CHECK_THROWS_AS(plan_at("rms_norm", "rows=1,n=8", DType::f32, {{"RMS_BLOCK", "wide"}}),
+                    ConfigError);
+}
+
+TEST_CASE("shapes parse on the keys of every contract and mistakes are named") {
+    const KernelContract& conv = kernel_contract("conv1d");
     const ShapeValues s = parse_shape(conv, "t=37, b=2,c=64");
     CHECK(s.at("b") == 2);
     CHECK(s.at("c") == 64);
@@ -101,27 +161,28 @@ TEST_CASE("shapes parse on the keys of the new rows and mistakes are named") {
     CHECK_THROWS_WITH_AS(parse_shape(conv, "b=2,c=64"),
                          "error: bad shape 'b=2,c=64': t is missing (expected b=N,c=N,t=N)",
                          ConfigError);
-    const KernelCase& dr = kernel_case("delta_rule");
+    const KernelContract& dr = kernel_contract("delta_rule");
     CHECK(shape_text(dr, parse_shape(dr, "dv=100,dk=64,h=3,b=2")) == "b=2,h=3,dk=64,dv=100");
     CHECK_THROWS_WITH_AS(parse_shape(dr, "b=1,h=32,dk=128,d=128"),
                          "error: bad shape 'b=1,h=32,dk=128,d=128': delta_rule has no shape key "
                          "'d' (expected b=N,h=N,dk=N,dv=N)",
                          ConfigError);
-    for (const KernelCase& kc : kernel_cases()) {
-        INFO(kc.kernel);
-        CHECK_NOTHROW(parse_shape(kc, kc.bench_shape));
-        for (const std::string& shape : kc.digest_shapes)
-            CHECK_NOTHROW(kc.layout(parse_shape(kc, shape), kc.dtypes.front()));
-        CHECK(kc.reference);
+    for (const KernelContract* kc : kernel_contracts()) {
+        INFO(kc->name);
+        CHECK_NOTHROW(validate_contract(*kc));
+        CHECK_NOTHROW(parse_shape(*kc, kc->bench_shape));
+        for (const std::string& shape : kc->digest_shapes)
+            CHECK_NOTHROW(plan_case(*kc, parse_shape(*kc, shape), kc->dtypes.front()));
+        const bool has_reference = find_reference(kc->reference) != nullptr;
+        CHECK(has_reference);
     }
-    CHECK(kernel_case("conv1d").digest_shapes ==
+    CHECK(kernel_contract("conv1d").digest_shapes ==
           std::vector<std::string>{"b=1,c=4,t=8", "b=2,c=64,t=37", "b=2,c=256,t=1300"});
 }
 
 TEST_CASE("scaled inputs keep the decay negative and the gate below one and unscaled inputs "
           "keep their bits") {
-    const KernelCase& kc = kernel_case("delta_rule");
-    const CaseLayout l = kc.layout(parse_shape(kc, "b=4,h=64,dk=128,dv=128"), DType::f32);
+    const CasePlan l = plan_at("delta_rule", "b=4,h=64,dk=128,dv=128", DType::f32);
     const std::vector<HostBuffer> in = generated_inputs(l, 1);
     REQUIRE(in.size() == 6);
     for (double g : element_values(in[3])) {
@@ -135,24 +196,55 @@ TEST_CASE("scaled inputs keep the decay negative and the gate below one and unsc
     for (double k : element_values(in[1]))
         CHECK(std::abs(k) <= 1.0 / std::sqrt(128.0) * (1 + 1e-6)); // an fp32 scale
     // Input k of set s comes from seed + s * inputs + k; unscaled, generated_buffer's bits.
-    CHECK(in[2].bytes == generated_buffer("v", DType::f32, l.inputs[2].count, 1 + 2).bytes);
+    CHECK(in[2].bytes ==
+          generated_buffer("v", DType::f32, l.buffers[l.inputs[2]].count, 1 + 2).bytes);
     CHECK(generated_inputs(l, 1, 1)[0].bytes ==
-          generated_buffer("q", DType::f32, l.inputs[0].count, 1 + 6).bytes);
+          generated_buffer("q", DType::f32, l.buffers[l.inputs[0]].count, 1 + 6).bytes);
     for (DType d : {DType::f32, DType::bf16})
         CHECK(generated_input({"x", d, 1000}, 5).bytes == generated_buffer("x", d, 1000, 5).bytes);
     const HostBuffer h = generated_input({"g", DType::bf16, 4, 0.5f, -2.0f}, 1);
     CHECK(element_values(h)[0] == from_bf16(to_bf16(uniform(1, 0) * 0.5f - 2.0f)));
 }
 
-TEST_CASE("the conv1d reference adapter is conv1d_reference on a worked example") {
-    const KernelCase& kc = kernel_case("conv1d");
+TEST_CASE("the key scale is the fp32 1 / sqrtf(dk) and the attention scale the rounded double") {
+    for (int dk = 4; dk <= 1024; dk += 4) {
+        INFO("dk " << dk);
+        const CasePlan l = plan_at("delta_rule", "b=1,h=1,dk=" + std::to_string(dk) + ",dv=4",
+                                   DType::f32, {{"DR_MAX_DK", "1024"}});
+        CHECK(l.find_buffer("k")->scale == 1.0f / std::sqrt(static_cast<float>(dk)));
+        CHECK(l.find_scalar("scale")->value ==
+              static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk))));
+    }
+}
+
+TEST_CASE("the contracts generate the input bits the recorded baselines were made from") {
+    // Digests of the inputs the recorded baselines were made from (before kernels/ existed).
+    CasePlan p = plan_at("delta_rule", "b=2,h=3,dk=64,dv=100", DType::f32);
+    std::vector<HostBuffer> in = generated_inputs(p, 1);
+    CHECK(hex_digest(in[1]) == "2d4854488fb47f68"); // k, scaled
+    CHECK(hex_digest(in[3]) == "336a38c053d1851f"); // g, scaled and offset
+    CHECK(hex_digest(in[4]) == "0c2718ba4cba3ce7"); // beta
+    CHECK(hex_digest(in[5]) == "ac929fbb32468551"); // state_in
+    CHECK(hex_digest(generated_inputs(p, 1, 1)[1]) == "33c3986847ae65be");
+    p = plan_at("conv1d", "b=2,c=64,t=37", DType::bf16);
+    in = generated_inputs(p, 1);
+    CHECK(hex_digest(in[0]) == "e43f690bff3b450b");
+    CHECK(hex_digest(in[3]) == "1c51bd81d2fb97c7");
+    p = plan_at("rms_norm", "rows=1,n=7168", DType::f32);
+    in = generated_inputs(p, 7);
+    CHECK(hex_digest(in[0]) == "e132564b2630aca6");
+    CHECK(hex_digest(in[1]) == "bab32fe34bc417bb");
+}
+
+TEST_CASE("the conv1d reference is conv1d_reference on a worked example") {
+    const KernelContract& kc = kernel_contract("conv1d");
     // One row: state [1 2 3], x [4 5], w [1 10 100 1000], bias 0.5.
     const std::vector<std::vector<double>> in = {{4, 5}, {1, 10, 100, 1000}, {0.5}, {1, 2, 3}};
     const Defines linear = merge_defines(kc.defines, std::vector<std::string>{"CONV_SILU=0"});
-    auto out = adapter(kc, "b=1,c=1,t=2", linear, in);
+    auto out = adapter("conv1d", "b=1,c=1,t=2", linear, in);
     CHECK(out[0] == std::vector<double>{0.5 + 1 + 20 + 300 + 4000, 0.5 + 2 + 30 + 400 + 5000});
     CHECK(out[1] == std::vector<double>{3, 4, 5});
-    out = adapter(kc, "b=1,c=1,t=2", kc.defines, in);
+    out = adapter("conv1d", "b=1,c=1,t=2", kc.defines, in);
     std::vector<double> y(2), state(3);
     conv1d_reference(in[0], in[1], in[2], in[3], y, state, 1, 1, 2, true);
     CHECK(out[0] == y);
@@ -160,12 +252,13 @@ TEST_CASE("the conv1d reference adapter is conv1d_reference on a worked example"
     CHECK(out[0][1] == doctest::Approx(5432.5 / (1 + std::exp(-5432.5))));
 }
 
-TEST_CASE("the delta_rule reference adapter updates a copy of state_in") {
-    const KernelCase& kc = kernel_case("delta_rule");
+TEST_CASE("the delta_rule reference updates a copy of state_in") {
+    const KernelContract& kc = kernel_contract("delta_rule");
     // b=1 h=1 dk=4 dv=3: the scale 1/sqrt(4) is exact.
     const std::vector<double> q{1, 2, 3, 4}, k{0.1, 0.2, 0.3, 0.4}, v{5, 6, 7}, g{-0.1},
         beta{0.5}, state0{1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1};
-    const auto out = adapter(kc, "b=1,h=1,dk=4,dv=3", kc.defines, {q, k, v, g, beta, state0});
+    const auto out = adapter("delta_rule", "b=1,h=1,dk=4,dv=3", kc.defines,
+                             {q, k, v, g, beta, state0});
     std::vector<double> state = state0, o(3);
     delta_rule_reference(q, k, v, g, beta, state, o, 1, 4, 3, 0.5);
     CHECK(out[0] == o);
@@ -176,21 +269,19 @@ TEST_CASE("the delta_rule reference adapter updates a copy of state_in") {
     CHECK(out[1][0] == doctest::Approx(e + 0.1 * u));
 }
 
-TEST_CASE("the rms_norm reference adapter is rms_norm_reference at the epsilon of the tools") {
-    const KernelCase& kc = kernel_case("rms_norm");
+TEST_CASE("the rms_norm reference is rms_norm_reference at the epsilon the kernel receives") {
+    const KernelContract& kc = kernel_contract("rms_norm");
     const std::vector<double> x{3, 4, 1, 1}, w{1, 2};
-    const auto out = adapter(kc, "rows=2,n=2", kc.defines, {x, w});
+    const auto out = adapter("rms_norm", "rows=2,n=2", kc.defines, {x, w});
     std::vector<double> y(4);
-    rms_norm_reference(x, w, y, 2, 2, kRmsNormEps);
+    rms_norm_reference(x, w, y, 2, 2, 1e-6f);
     CHECK(out[0] == y);
 }
 
 TEST_CASE("reference_outputs gives the reference the bf16-rounded values the kernel reads") {
-    const KernelCase& kc = kernel_case("conv1d");
-    const ShapeValues shape = parse_shape(kc, "b=2,c=3,t=5");
-    const CaseLayout layout = kc.layout(shape, DType::bf16);
-    const std::vector<HostBuffer> in = generated_inputs(layout, 9);
-    const auto out = reference_outputs(kc, shape, kc.defines, layout, in);
+    const CasePlan plan = plan_at("conv1d", "b=2,c=3,t=5", DType::bf16);
+    const std::vector<HostBuffer> in = generated_inputs(plan, 9);
+    const auto out = reference_outputs(plan, in);
     REQUIRE(out.size() == 2);
     const std::vector<double> x = element_values(in[0]);
     CHECK(x[0] == from_bf16(to_bf16(uniform(9, 0))));
@@ -227,24 +318,24 @@ TEST_CASE("an output check fails on unwritten elements and on errors over the to
     }
 }
 
-TEST_CASE("the default check cases cover every row in every dtype and are all launchable") {
+TEST_CASE("the default check cases cover every contract in every dtype and are all launchable") {
     const std::vector<CheckCase> cases = default_check_cases();
-    for (const KernelCase& kc : kernel_cases())
-        for (DType d : kc.dtypes) {
-            INFO(kc.kernel << " " << dtype_name(d));
+    for (const KernelContract* kc : kernel_contracts())
+        for (DType d : kc->dtypes) {
+            INFO(kc->name << " " << dtype_name(d));
             std::set<std::string> shapes;
             for (const CheckCase& c : cases)
-                if (c.kernel == kc.kernel && c.dtype == d)
+                if (c.kernel == kc->name && c.dtype == d)
                     shapes.insert(c.shape);
             CHECK(shapes.size() >= 2);
-            CHECK(shapes.contains(kc.kernel == "rms_norm" ? "rows=4096,n=7168" : kc.bench_shape));
+            CHECK(shapes.contains(kc->name == "rms_norm" ? "rows=4096,n=7168" : kc->bench_shape));
         }
     std::set<std::string> spec_names;
     for (const CheckCase& c : cases) {
         INFO(c.kernel << " " << c.shape);
-        const KernelCase& kc = kernel_case(c.kernel);
+        const KernelContract& kc = kernel_contract(c.kernel);
         CHECK(std::find(kc.dtypes.begin(), kc.dtypes.end(), c.dtype) != kc.dtypes.end());
-        CHECK_NOTHROW(kc.layout(parse_shape(kc, c.shape), c.dtype));
+        CHECK_NOTHROW(check_plan(c));
         spec_names.insert(case_spec(kc, check_defines(c)).name);
     }
     const std::vector<KernelSpec> specs = check_specs(cases);
@@ -252,6 +343,8 @@ TEST_CASE("the default check cases cover every row in every dtype and are all la
     CHECK(specs.front().name == "rms_norm/RMS_BLOCK=256");
     CHECK(check_defines({"conv1d", "b=3,c=5,t=37", DType::f32, {"CONV_SILU=0"}}) ==
           Defines{{"CONV_BLOCK", "256"}, {"CONV_SILU", "0"}, {"CONV_TILE", "8"}});
+    CHECK(cases.size() == 13);
+    CHECK(cases[3].dtype == DType::bf16); // rms_norm's three f32 cases, then its bf16 ones
 }
 
 } // TEST_SUITE
@@ -283,13 +376,13 @@ TEST_CASE("repeated delta_rule launches all start from the generated state") {
     test::GpuEngine gpu;
     const Device& device = gpu.device;
     Engine& engine = gpu.engine;
-    const KernelCase& kc = kernel_case("delta_rule");
-    const ShapeValues shape = parse_shape(kc, "b=2,h=3,dk=64,dv=100");
+    const KernelContract& kc = kernel_contract("delta_rule");
+    const CasePlan plan = plan_at("delta_rule", "b=2,h=3,dk=64,dv=100", DType::f32);
     const auto arms = prepare_arms(engine, kc, {kc.defines}, device);
-    CaseBuffers buffers(kc.layout(shape, DType::f32), 1);
-    const auto once = run_case_once(kc, arms[0], shape, buffers);
+    CaseBuffers buffers(plan, 1);
+    const auto once = run_case_once(arms[0], plan, buffers);
     const Stream stream;
-    const LaunchSequence launch = case_launch(kc, arms[0], shape, buffers);
+    const LaunchSequence launch = case_launch(arms[0], plan, buffers);
     for (int i = 0; i < 3; ++i)
         launch(stream.handle());
     stream.synchronize();
@@ -299,8 +392,7 @@ TEST_CASE("repeated delta_rule launches all start from the generated state") {
         CHECK(digest(thrice[i]) == digest(once[i]));
     }
     // A key width the register array cannot hold is refused, not truncated.
-    CHECK_THROWS_AS(run_case_once(kc, arms[0], parse_shape(kc, "b=1,h=1,dk=66,dv=8"), buffers),
-                    ConfigError);
+    CHECK_THROWS_AS(plan_at("delta_rule", "b=1,h=1,dk=66,dv=8", DType::f32), ConfigError);
 }
 
 } // TEST_SUITE

@@ -1,15 +1,20 @@
-// The shipped kernels against their float64 references on fresh random inputs (outputs
-// poisoned first), and the bit-identity each one claims, checked as bytes.
-#include "runtime/buffer.hpp"
-#include "runtime/engine.hpp"
+// The kernels against their float64 references on fresh random inputs (outputs poisoned
+// first), and the bit-identity each one claims, checked as bytes. Every launch takes its
+// geometry, buffers and scalars from the kernel's contract.
+#include "kernels/inputs.hpp"
+#include "kernels/reference.hpp"
+#include "kernels/references.hpp"
+#include "kernels/registry.hpp"
 #include "runtime/stream.hpp"
 #include "tests/support.hpp"
+#include "tuning/case_arms.hpp"
+#include "tuning/digest.hpp"
 #include "tuning/numeric.hpp"
-#include "tuning/reference.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 using namespace kjit;
@@ -22,56 +27,20 @@ std::uint64_t fresh_seed() {
     return seed;
 }
 
-/// Values of a generator stream as the kernel will see them: rounded to bf16 when `bf16`.
-std::vector<double> values(std::size_t n, std::uint64_t seed, bool bf16, double scale = 1.0) {
-    std::vector<double> out(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        const float v = static_cast<float>(uniform(seed, i) * scale);
-        out[i] = bf16 ? from_bf16(to_bf16(v)) : v;
-    }
-    return out;
+CasePlan plan_at(const std::string& kernel, const std::string& shape, DType dtype,
+                 const Defines& defines = {}) {
+    const KernelContract& c = kernel_contract(kernel);
+    return plan_case(c, parse_shape(c, shape), dtype, defines);
 }
 
-DeviceBuffer upload(const std::vector<double>& v, bool bf16) {
-    if (bf16) {
-        std::vector<std::uint16_t> b(v.size());
-        for (std::size_t i = 0; i < v.size(); ++i)
-            b[i] = to_bf16(static_cast<float>(v[i]));
-        return DeviceBuffer::from<std::uint16_t>(b);
-    }
-    std::vector<float> f(v.begin(), v.end());
-    return DeviceBuffer::from<float>(f);
-}
-
-std::vector<double> download(const DeviceBuffer& d, bool bf16) {
-    std::vector<double> out;
-    if (bf16)
-        for (auto b : d.to_vector<std::uint16_t>())
-            out.push_back(from_bf16(b));
-    else
-        for (float f : d.to_vector<float>())
-            out.push_back(f);
-    return out;
-}
-
-DeviceBuffer poisoned(std::size_t bytes) {
-    DeviceBuffer b(bytes);
-    b.fill_bytes(0xff); // NaN in fp32 and bf16: an unwritten element fails every comparison
-    return b;
-}
-
-/// test::GpuEngine that prepares one specialization and returns an entry point.
+/// test::GpuEngine that prepares a contract with its defines overridden.
 struct Fixture : test::GpuEngine {
-    const Function& prepare(const std::string& source, const std::map<std::string, std::string>& defines,
-                            const std::string& entry) {
-        std::string name = source;
-        for (const auto& [k, v] : defines)
-            name += "/" + k + "=" + v;
-        const std::vector<KernelSpec> specs = {{name, source, defines, ""}};
-        const auto row = engine.prepare({}, specs)[0];
-        if (row.error)
-            std::rethrow_exception(row.error);
-        return engine.function(name, entry);
+    PreparedArm prepare(const std::string& kernel, const Defines& overrides = {}) {
+        const KernelContract& c = kernel_contract(kernel);
+        Defines d = c.defines;
+        for (const auto& [k, v] : overrides)
+            d[k] = v;
+        return prepare_arms(engine, c, {d}, device).front();
     }
 };
 
@@ -105,6 +74,46 @@ TEST_CASE("the delta-rule reference on a worked example") {
     }
 }
 
+TEST_CASE("the fixture contract linked into this binary is registered with no list edited") {
+    // tests/CMakeLists.txt links tests/fixtures/contract into test_kernels; its static
+    // registrar puts it after kjit's own contracts, and every test below takes it up.
+    std::vector<std::string> names;
+    for (const KernelContract* c : kernel_contracts())
+        names.push_back(c->name);
+    CHECK(names == std::vector<std::string>{"rms_norm", "conv1d", "delta_rule", "axpy"});
+    const KernelContract& axpy = kernel_contract("axpy");
+    CHECK(axpy.args.at(1).role == ArgRole::in_out);
+    const CasePlan plan = plan_case(axpy, parse_shape(axpy, "n=5"), DType::f32);
+    const auto in = generated_inputs(plan, 3);
+    const auto out = reference_outputs(plan, in);
+    const auto x = element_values(in[0]), y = element_values(in[1]);
+    for (std::size_t i = 0; i < 5; ++i)
+        CHECK(out[0][i] == 0.5 * x[i] + y[i]);
+}
+
+TEST_CASE("every registered contract plans its shapes and runs its reference on its inputs") {
+    for (const KernelContract* c : kernel_contracts()) {
+        INFO(c->name);
+        CHECK_NOTHROW(validate_contract(*c));
+        for (const CheckShape& s : c->check_shapes)
+            for (DType d : s.dtypes.empty() ? c->dtypes : s.dtypes) {
+                INFO(s.shape << " " << dtype_name(d));
+                const CasePlan plan = plan_case(*c, parse_shape(*c, s.shape), d,
+                                                merge_defines(c->defines, s.defines));
+                CHECK(plan.main_launch().grid.volume() > 0);
+                CHECK(plan.main_launch().block.volume() > 0);
+                if (plan.buffers[plan.inputs.front()].count > (1u << 20))
+                    continue; // production shapes: planning is the point here
+                const auto want = reference_outputs(plan, generated_inputs(plan, 1));
+                REQUIRE(want.size() == plan.outputs.size());
+                for (std::size_t o = 0; o < want.size(); ++o) {
+                    CHECK(want[o].size() == plan.buffers[plan.outputs[o]].count);
+                    CHECK(relative_l2(want[o], want[o]) == 0.0); // finite, every element
+                }
+            }
+    }
+}
+
 } // TEST_SUITE
 
 TEST_SUITE("gpu") {
@@ -113,29 +122,18 @@ TEST_CASE("conv1d matches the float64 reference in fp32 and bf16 on both load pa
     KJIT_REQUIRE_DEVICE();
     Fixture f;
     const std::uint64_t seed = fresh_seed();
-    struct Shape {
-        int b, c, t;
-    };
-    for (bool bf16 : {false, true})
-        for (const Shape s : {Shape{2, 64, 1304}, Shape{3, 5, 37}, Shape{1, 8, 2}}) {
-            INFO((bf16 ? "bf16 " : "f32 ") << s.b << "x" << s.c << "x" << s.t);
-            const Function& fn = f.prepare("conv1d", {}, bf16 ? "conv1d_bf16" : "conv1d_f32");
-            const std::size_t n = static_cast<std::size_t>(s.b) * s.c * s.t;
-            const auto x = values(n, seed, bf16), w = values(s.c * 4, seed + 1, bf16, 0.5),
-                       bias = values(s.c, seed + 2, bf16), st = values(s.b * s.c * 3, seed + 3, bf16);
-            const std::size_t es = bf16 ? 2 : 4;
-            DeviceBuffer dx = upload(x, bf16), dw = upload(w, bf16), db = upload(bias, bf16),
-                         ds = upload(st, bf16), dy = poisoned(n * es), dso = poisoned(s.b * s.c * 3 * es);
-            Stream stream;
-            const long long tiles = (s.t + 7) / 8;
-            const unsigned grid = static_cast<unsigned>((s.b * s.c * tiles + 255) / 256);
-            fn.launch({{grid, 1, 1}, {256, 1, 1}, 0, stream.handle()}, dx.ptr(), dw.ptr(),
-                      db.ptr(), ds.ptr(), dy.ptr(), dso.ptr(), s.b, s.c, s.t);
-            stream.synchronize();
-            std::vector<double> want(n), want_state(s.b * s.c * 3);
-            conv1d_reference(x, w, bias, st, want, want_state, s.b, s.c, s.t, true);
-            CHECK(relative_l2(download(dy, bf16), want) < (bf16 ? 1e-2 : 1e-6));
-            CHECK(download(dso, bf16) == want_state); // the carry-out is copied, exactly
+    const PreparedArm arm = f.prepare("conv1d");
+    for (DType d : {DType::f32, DType::bf16})
+        for (const char* shape : {"b=2,c=64,t=1304", "b=3,c=5,t=37", "b=1,c=8,t=2"}) {
+            INFO(dtype_name(d) << " " << shape);
+            const CasePlan plan = plan_at("conv1d", shape, d);
+            const std::vector<HostBuffer> inputs = generated_inputs(plan, seed);
+            CaseBuffers buffers(plan, inputs);
+            const auto got = run_case_once(arm, plan, buffers);
+            const auto want = reference_outputs(plan, inputs);
+            CHECK(relative_l2(element_values(got[0]), want[0]) <
+                  (d == DType::bf16 ? 1e-2 : 1e-6));
+            CHECK(element_values(got[1]) == want[1]); // the carry-out is copied, exactly
         }
 }
 
@@ -143,39 +141,24 @@ TEST_CASE("delta-rule decode matches the reference and is bit-identical across B
     KJIT_REQUIRE_DEVICE();
     Fixture f;
     const std::uint64_t seed = fresh_seed();
-    struct Shape {
-        int heads, dk, dv;
-    };
-    for (const Shape s : {Shape{32, 128, 128}, Shape{6, 64, 100}}) {
-        INFO("heads " << s.heads << " dk " << s.dk << " dv " << s.dv);
-        const auto q = values(s.heads * s.dk, seed, false), k = values(s.heads * s.dk, seed + 1, false, 0.2),
-                   v = values(s.heads * s.dv, seed + 2, false), g = values(s.heads, seed + 3, false, 0.1),
-                   beta = values(s.heads, seed + 4, false, 0.5),
-                   state = values(static_cast<std::size_t>(s.heads) * s.dk * s.dv, seed + 5, false);
-        const double scale = 1.0 / std::sqrt(static_cast<double>(s.dk));
-        std::vector<double> want_state = state, want_o(s.heads * s.dv);
-        delta_rule_reference(q, k, v, g, beta, want_state, want_o, s.heads, s.dk, s.dv, scale);
-        std::vector<std::vector<float>> first;
+    for (const char* shape : {"b=1,h=32,dk=128,dv=128", "b=2,h=3,dk=64,dv=100"}) {
+        INFO(shape);
+        std::vector<std::vector<HostBuffer>> first;
         for (int bv : {16, 32, 64}) {
-            const Function& fn =
-                f.prepare("delta_rule", {{"DR_BV", std::to_string(bv)}}, "delta_rule_decode");
-            DeviceBuffer dq = upload(q, false), dk = upload(k, false), dv = upload(v, false),
-                         dg = upload(g, false), db = upload(beta, false), ds = upload(state, false),
-                         dout = poisoned(s.heads * s.dv * 4);
-            Stream stream;
-            const LaunchConfig c{{static_cast<unsigned>((s.dv + bv - 1) / bv),
-                                  static_cast<unsigned>(s.heads), 1},
-                                 {static_cast<unsigned>(bv), 4, 1}, 0, stream.handle()};
-            fn.launch(c, dq.ptr(), dk.ptr(), dv.ptr(), dg.ptr(), db.ptr(), ds.ptr(), dout.ptr(),
-                      s.dk, s.dv, static_cast<float>(scale));
-            stream.synchronize();
-            CHECK(relative_l2(download(dout, false), want_o) < 1e-5);
-            CHECK(relative_l2(download(ds, false), want_state) < 1e-6);
-            std::vector<std::vector<float>> got = {dout.to_vector<float>(), ds.to_vector<float>()};
+            const Defines defines{{"DR_BV", std::to_string(bv)}};
+            const CasePlan plan = plan_at("delta_rule", shape, DType::f32, defines);
+            const std::vector<HostBuffer> inputs = generated_inputs(plan, seed);
+            CaseBuffers buffers(plan, inputs);
+            const auto got = run_case_once(f.prepare("delta_rule", defines), plan, buffers);
+            const auto want = reference_outputs(plan, inputs);
+            CHECK(relative_l2(element_values(got[0]), want[0]) < 1e-5);
+            CHECK(relative_l2(element_values(got[1]), want[1]) < 1e-6);
             if (first.empty())
-                first = got;
+                first.push_back(got);
             else
-                CHECK_MESSAGE(got == first, "BV=" << bv << " differs from BV=16 in the bytes");
+                for (std::size_t o = 0; o < got.size(); ++o)
+                    CHECK_MESSAGE(got[o].bytes == first[0][o].bytes,
+                                  "BV=" << bv << " differs from BV=16 in " << got[o].name);
         }
     }
 }
@@ -184,31 +167,34 @@ TEST_CASE("rms_norm is bit-identical across block widths and load paths and not 
     KJIT_REQUIRE_DEVICE();
     Fixture f;
     const std::uint64_t seed = fresh_seed();
-    const int rows = 64, n = 7168;
-    for (bool bf16 : {false, true}) {
-        const std::size_t es = bf16 ? 2 : 4;
-        const auto x = values(static_cast<std::size_t>(rows + 1) * n, seed, bf16),
-                   w = values(n + 8, seed + 1, bf16);
-        const auto run = [&](std::map<std::string, std::string> defines, bool misaligned) {
-            const Function& fn = f.prepare("rms_norm", defines, bf16 ? "rms_norm_bf16" : "rms_norm_f32");
+    for (DType d : {DType::f32, DType::bf16}) {
+        const std::size_t es = dtype_size(d);
+        const auto run = [&](const Defines& defines, bool misaligned) {
+            const CasePlan plan = plan_at("rms_norm", "rows=64,n=7168", d, defines);
+            const PreparedArm arm = f.prepare("rms_norm", defines);
+            const std::vector<HostBuffer> inputs = generated_inputs(plan, seed);
             // One element of padding in front: the same values, no longer 16-byte aligned, so
             // the element-by-element path runs.
-            auto xs = x, ws = w;
-            if (misaligned) {
-                xs.insert(xs.begin(), 0.0);
-                ws.insert(ws.begin(), 0.0);
+            const std::size_t off = misaligned ? es : 0;
+            std::vector<DeviceBuffer> owned;
+            std::vector<CUdeviceptr> ptrs;
+            for (const HostBuffer& in : inputs) {
+                std::vector<std::byte> padded(off + in.bytes.size() + 16);
+                std::memcpy(padded.data() + off, in.bytes.data(), in.bytes.size());
+                owned.push_back(DeviceBuffer::from<std::byte>(padded));
+                ptrs.push_back(owned.back().ptr() + off);
             }
-            DeviceBuffer dx = upload(xs, bf16), dw = upload(ws, bf16),
-                         dy = poisoned((rows + 2) * n * es);
-            const CUdeviceptr off = misaligned ? es : 0;
-            Stream stream;
-            fn.launch({{rows, 1, 1}, {static_cast<unsigned>(std::stoi(defines["RMS_BLOCK"])), 1, 1}, 0,
-                       stream.handle()},
-                      dx.ptr() + off, dw.ptr() + off, dy.ptr() + off, rows, n, 1e-6f);
+            const std::size_t y_bytes = plan.buffers[plan.outputs[0]].bytes();
+            owned.emplace_back(y_bytes + 2 * 16);
+            owned.back().fill_bytes(0xff); // NaN in fp32 and bf16: an unwritten element fails
+            ptrs.push_back(owned.back().ptr() + off);
+            const Stream stream;
+            enqueue_case(plan, arm.functions(plan), ptrs, stream.handle());
             stream.synchronize();
-            std::vector<unsigned char> bytes((rows + 2) * n * es);
-            dy.download(bytes.data(), bytes.size());
-            return std::vector<unsigned char>(bytes.begin() + off, bytes.begin() + off + rows * n * es);
+            std::vector<unsigned char> bytes(owned.back().bytes());
+            owned.back().download(bytes.data(), bytes.size());
+            return std::vector<unsigned char>(bytes.begin() + static_cast<long>(off),
+                                              bytes.begin() + static_cast<long>(off + y_bytes));
         };
         const auto base = run({{"RMS_BLOCK", "256"}}, false);
         CHECK(run({{"RMS_BLOCK", "64"}}, false) == base);
@@ -216,9 +202,32 @@ TEST_CASE("rms_norm is bit-identical across block widths and load paths and not 
         CHECK(run({{"RMS_BLOCK", "256"}}, true) == base);
         // A narrower reduction regroups the sum. In fp32 that moves bits; bf16 inputs square
         // to 16 significant bits, and their sums are often exact in any grouping.
-        if (!bf16)
+        if (d == DType::f32)
             CHECK(run({{"RMS_BLOCK", "128"}, {"RMS_WIDTH", "512"}}, false) != base);
     }
+}
+
+TEST_CASE("every registered contract's check cases pass on fresh random inputs") {
+    KJIT_REQUIRE_DEVICE();
+    Fixture f;
+    const std::uint64_t seed = fresh_seed();
+    for (const KernelContract* c : kernel_contracts())
+        for (const CheckShape& s : c->check_shapes)
+            for (DType d : s.dtypes.empty() ? c->dtypes : s.dtypes) {
+                const Defines defines = merge_defines(c->defines, s.defines);
+                const CasePlan plan = plan_case(*c, parse_shape(*c, s.shape), d, defines);
+                const std::vector<HostBuffer> inputs = generated_inputs(plan, seed);
+                CaseBuffers buffers(plan, inputs);
+                const PreparedArm arm = prepare_arms(f.engine, *c, {defines}, f.device).front();
+                const auto got = run_case_once(arm, plan, buffers);
+                const auto want = reference_outputs(plan, inputs);
+                for (std::size_t o = 0; o < got.size(); ++o) {
+                    INFO(c->name << " " << s.shape << " " << dtype_name(d) << " " << got[o].name);
+                    CHECK(find_unwritten(got[o]).count == 0);
+                    CHECK(relative_l2(element_values(got[o]), want[o]) <=
+                          output_tolerance(plan.buffers[plan.outputs[o]]));
+                }
+            }
 }
 
 } // TEST_SUITE

@@ -16,137 +16,16 @@ using kjit::test::contains;
 using kjit::test::Run;
 using kjit::test::run_kjit;
 const std::string kFixtures = KJIT_SOURCE_DIR "/tests/fixtures/sweep/";
-} // namespace
 
-TEST_SUITE("sweep") {
-
-TEST_CASE("expressions have integer helpers and name a bad token by position") {
-    const Scope s{{"rows", 8192}, {"BLOCK", 256}};
-    CHECK(Expr("ceil_div(rows, 3)", s).eval(s) == 2731);
-    CHECK(Expr("1024 % BLOCK == 0 && min(rows, 100) == 100", s).eval(s) == 1);
-    CHECK(Expr("max(BLOCK, 512, 7)", s).eval_int(s) == 512);
-    CHECK_THROWS_WITH_AS((void)Expr("rows / 3", s).eval_int(s), doctest::Contains("not a whole number"),
-                         ConfigError);
-    try {
-        Expr e("rows + bogus", s, "f.toml", 4, 10);
-        FAIL("expected ConfigError");
-    } catch (const ConfigError& e) {
-        CHECK(e.line == 4);
-        CHECK(e.column == 17); // the string starts at column 10, bogus at position 7
-        CHECK(e.message.find("bogus") != std::string::npos);
-    }
-}
-
-TEST_CASE("expansion walks the product with the last parameter fastest and applies constraints") {
-    test::TempDir dir;
-    std::ofstream(dir.path() / "s.toml") << R"toml(kernel = "rms_norm"
-constraints = ["A * B <= 2048"]
-[shape]
-rows = 4
-[sweep]
-A = { pow2 = [256, 1024] }
-B = { min = 1, max = 3, step = 1 }
-[launch]
-entry = "rms_norm_f32"
-grid = ["ceil_div(rows, 2)", 1, "B"]
-block = "A"
-smem = "A * 4"
-[[args]]
-name = "y"
-type = "f32*"
-count = "rows"
-output = true
-[check]
-baseline = { A = 512, B = 2 }
-)toml";
-    const SweepSpec spec = SweepSpec::load(dir.path() / "s.toml");
-    std::size_t rejected = 0;
-    const auto v = expand(spec, &rejected);
-    // A in {256, 512, 1024}, B in {1, 2, 3}: A*B <= 2048 keeps 3 + 3 + 2.
-    REQUIRE(v.size() == 8);
-    CHECK(rejected == 1);
-    CHECK(v[0].label() == "A=256 B=1");
-    CHECK(v[1].label() == "A=256 B=2");
-    CHECK(v[7].label() == "A=1024 B=2");
-    CHECK(v[4].baseline);
-    CHECK(v[4].grid.str() == "(2,1,2)");
-    CHECK(v[4].block.x == 512);
-    CHECK(v[4].smem == 2048);
-    CHECK(v[4].defines.at("A") == "512");
-}
-
-TEST_CASE("every broken sweep fixture is reported at its file:line:col with exit 2") {
-    const std::vector<std::pair<std::string, std::string>> expected = {
-        {"bad_baseline.toml", "27:14: error: baseline names 'RMS_BLOK', which is not swept"},
-        {"bad_expression.toml", "23:17: error: bad expression 'rows * * n': Unexpected operator \"*\" found at position 7"},
-        {"define_never_read.toml", "9:1: error: define RMS_BLOK is never read by kernel_src/rms_norm.cu; did you mean RMS_BLOCK?"},
-        {"empty_range.toml", "8:13: error: sweep parameter 'RMS_BLOCK' has no values"},
-        {"no_output.toml", "1:1: error: no argument is marked 'output = true': nothing to check"},
-        {"syntax.toml", "2:7: error: Error while parsing table header: expected ']'"},
-        {"unknown_kernel.toml", "1:10: error: unknown kernel 'rms_nrom' (known kernels: conv1d, delta_rule, rms_norm)"},
-        {"unknown_key.toml", "7:2: error: unknown key 'swep' in the sweep file"},
-        {"unknown_name.toml", "12:9: error: bad expression 'rowz': Unexpected token \"rowz\" found at position 0."},
-        {"unknown_type.toml", "22:8: error: unknown type 'f16*' (known: f32*, bf16*, i32, f32)"},
-        {"wrong_type.toml", "4:8: error: 'rows' must be an integer"},
-    };
-    std::size_t files = 0;
-    for (const auto& e : std::filesystem::directory_iterator(kFixtures))
-        files += e.path().extension() == ".toml" ? 1 : 0;
-    CHECK(files == expected.size());
-    for (const auto& [file, message] : expected) {
-        const Run r = run_kjit("sweep --dry-run " + kFixtures + file);
-        INFO(r.out);
-        CHECK(r.code == 2);
-        CHECK(r.out.find(kFixtures + file + ":" + message) != std::string::npos);
-    }
-}
-
-TEST_CASE("a dry run of every shipped sweep file compiles every variant") {
-    for (const auto& e : std::filesystem::directory_iterator(KJIT_SOURCE_DIR "/kernel_src")) {
-        if (!e.path().filename().string().ends_with(".sweep.toml"))
-            continue;
-        const Run r = run_kjit("sweep --dry-run " + e.path().string());
-        INFO(r.out);
-        CHECK(r.code == 0);
-        CHECK(r.out.find(", 0 failed to compile") != std::string::npos);
-    }
-}
-
-} // TEST_SUITE
-
-TEST_SUITE("gpu") {
-
-TEST_CASE("an rms_norm sweep runs and checks and ranks and a warm re-run comes from the results cache") {
-    KJIT_REQUIRE_DEVICE();
-    test::TempDir dir;
-    const std::string file = KJIT_SOURCE_DIR "/kernel_src/rms_norm.sweep.toml";
-    const std::string out = (dir.path() / "out").string();
-    const auto t0 = std::chrono::steady_clock::now();
-    const Run first = run_kjit("sweep " + file + " --no-cache --out " + out);
-    const auto t1 = std::chrono::steady_clock::now();
-    INFO(first.out);
-    CHECK(first.code == 0);
-    CHECK(first.out.find("DIFFERS") == std::string::npos);
-    CHECK(first.out.find("IDENTICAL") != std::string::npos);
-    for (const char* f : {"sweep.csv", "sweep.json", "sweep.svg"})
-        CHECK(std::filesystem::file_size(dir.path() / "out" / f) > 100);
-    // Fill the results cache, then time a warm re-run against it.
-    const auto t2 = std::chrono::steady_clock::now();
-    const Run fill = run_kjit("sweep " + file + " --out " + out);
-    const auto t3 = std::chrono::steady_clock::now();
-    const Run warm = run_kjit("sweep " + file + " --out " + out);
-    const auto t4 = std::chrono::steady_clock::now();
-    CHECK(fill.code == 0);
-    CHECK(warm.code == 0);
-    CHECK(warm.out.find("(cached)") != std::string::npos);
-    const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-    MESSAGE("cold " << ms(t0, t1) << " ms, fill " << ms(t2, t3) << " ms, warm " << ms(t3, t4) << " ms");
-}
-
-TEST_CASE("a tolerance sweep compares every variant with the float64 reference") {
-    KJIT_REQUIRE_DEVICE();
-    test::TempDir dir;
-    std::ofstream(dir.path() / "tol.toml") << R"toml(kernel = "rms_norm"
+/// A user's kernel tree: a copy of rms_norm under another name, which has no registered
+/// contract, and a sweep that declares its launch inline and checks it against the float64
+/// reference registered as "rms_norm".
+void write_user_tree(const std::filesystem::path& dir) {
+    namespace fs = std::filesystem;
+    fs::create_directories(dir / "kernels");
+    fs::copy_file(KJIT_SOURCE_DIR "/kernel_src/rms_norm.cu", dir / "kernels" / "my_rms_norm.cu");
+    fs::copy_file(KJIT_SOURCE_DIR "/kernel_src/common.cuh", dir / "kernels" / "common.cuh");
+    std::ofstream(dir / "inline.toml") << R"toml(kernel = "my_rms_norm"
 [shape]
 rows = 64
 n = 1000
@@ -187,6 +66,247 @@ value = "1e-6"
 mode = "tolerance"
 rtol = 1e-6
 reference = "rms_norm"
+[bench]
+bytes = "(2 * rows * n + n) * 4"
+)toml";
+}
+} // namespace
+
+TEST_SUITE("sweep") {
+
+TEST_CASE("expressions have integer helpers and name a bad token by position") {
+    const Scope s{{"rows", 8192}, {"BLOCK", 256}};
+    CHECK(Expr("ceil_div(rows, 3)", s).eval(s) == 2731);
+    CHECK(Expr("1024 % BLOCK == 0 && min(rows, 100) == 100", s).eval(s) == 1);
+    CHECK(Expr("max(BLOCK, 512, 7)", s).eval_int(s) == 512);
+    CHECK_THROWS_WITH_AS((void)Expr("rows / 3", s).eval_int(s), doctest::Contains("not a whole number"),
+                         ConfigError);
+    try {
+        Expr e("rows + bogus", s, "f.toml", 4, 10);
+        FAIL("expected ConfigError");
+    } catch (const ConfigError& e) {
+        CHECK(e.line == 4);
+        CHECK(e.column == 17); // the string starts at column 10, bogus at position 7
+        CHECK(e.message.find("bogus") != std::string::npos);
+    }
+}
+
+TEST_CASE("expansion walks the product with the last parameter fastest and applies constraints") {
+    test::TempDir dir;
+    // A kernel with no registered contract: the file declares its launch inline.
+    std::ofstream(dir.path() / "s.toml") << R"toml(kernel = "my_kernel"
+constraints = ["A * B <= 2048"]
+[shape]
+rows = 4
+[sweep]
+A = { pow2 = [256, 1024] }
+B = { min = 1, max = 3, step = 1 }
+[launch]
+entry = "rms_norm_f32"
+grid = ["ceil_div(rows, 2)", 1, "B"]
+block = "A"
+smem = "A * 4"
+[[args]]
+name = "y"
+type = "f32*"
+count = "rows"
+output = true
+[check]
+baseline = { A = 512, B = 2 }
+)toml";
+    const SweepSpec spec = SweepSpec::load(dir.path() / "s.toml");
+    std::size_t rejected = 0;
+    const auto v = expand(spec, &rejected);
+    // A in {256, 512, 1024}, B in {1, 2, 3}: A*B <= 2048 keeps 3 + 3 + 2.
+    REQUIRE(v.size() == 8);
+    CHECK(rejected == 1);
+    CHECK(v[0].label() == "A=256 B=1");
+    CHECK(v[1].label() == "A=256 B=2");
+    CHECK(v[7].label() == "A=1024 B=2");
+    CHECK(v[4].baseline);
+    CHECK(v[4].grid.str() == "(2,1,2)");
+    CHECK(v[4].block.x == 512);
+    CHECK(v[4].smem == 2048);
+    CHECK(v[4].defines.at("A") == "512");
+    CHECK(spec.inline_contract);
+    CHECK(spec.contract.name == "my_kernel");
+    CHECK(v[4].plan.entry() == "rms_norm_f32");
+    CHECK(v[4].plan.buffers.at(0).count == 4);
+}
+
+TEST_CASE("a sweep of a contract takes the launch from it and sweeps its launch parameters") {
+    test::TempDir dir;
+    std::ofstream(dir.path() / "s.toml") << R"toml(kernel = "rms_norm"
+dtype = "bf16"
+constraints = ["ROWS_PER_LAUNCH <= rows"]
+[shape]
+rows = 100
+n = 64
+[sweep]
+RMS_BLOCK = [128, 256]
+[sweep_launch]
+ROWS_PER_LAUNCH = [50, 100, 200]
+[check]
+baseline = { RMS_BLOCK = 256, ROWS_PER_LAUNCH = 100 }
+)toml";
+    const SweepSpec spec = SweepSpec::load(dir.path() / "s.toml");
+    CHECK_FALSE(spec.inline_contract);
+    CHECK(spec.kernel == "rms_norm");
+    CHECK(spec.dtype == DType::bf16);
+    std::size_t rejected = 0;
+    const auto v = expand(spec, &rejected);
+    REQUIRE(v.size() == 4);
+    CHECK(rejected == 2);
+    CHECK(v[0].label() == "RMS_BLOCK=128 ROWS_PER_LAUNCH=50");
+    CHECK(v[0].grid.str() == "(50,1,1)");
+    CHECK(v[0].block.str() == "(128,1,1)");
+    CHECK(v[3].baseline);
+    CHECK(v[3].plan.entry() == "rms_norm_bf16");
+    CHECK(v[3].plan.bytes == (2.0 * 100 * 64 + 64) * 2);
+    CHECK(v[3].defines.at("RMS_BLOCK") == "256");
+    CHECK(v[3].launch.at("ROWS_PER_LAUNCH") == 100);
+}
+
+TEST_CASE("a contract's precondition drops variants and is named when none is left") {
+    test::TempDir dir;
+    const auto write = [&](const std::string& ksplit) {
+        std::ofstream(dir.path() / "d.toml") << "kernel = \"delta_rule\"\n[shape]\nb = 1\nh = 2\n"
+                                                "dk = 96\ndv = 32\n[sweep]\nDR_KSPLIT = " +
+                                                    ksplit + "\n";
+        return SweepSpec::load(dir.path() / "d.toml");
+    };
+    std::size_t rejected = 0;
+    const auto v = expand(write("[3, 4, 5]"), &rejected);
+    REQUIRE(v.size() == 2);
+    CHECK(rejected == 1);
+    CHECK(v[1].block.str() == "(32,4,1)");
+    CHECK_THROWS_WITH_AS(expand(write("[5, 7]")),
+                         doctest::Contains("no variant satisfies the constraints (2 rejected; "
+                                           "delta_rule: dk=96 must be a multiple of "
+                                           "DR_KSPLIT=5 and at most DR_MAX_DK=128)"),
+                         ConfigError);
+}
+
+TEST_CASE("every broken sweep fixture is reported at its file:line:col with exit 2") {
+    const std::vector<std::pair<std::string, std::string>> expected = {
+        {"bad_baseline.toml", "11:14: error: baseline names 'RMS_BLOK', which is not swept"},
+        {"bad_expression.toml", "23:17: error: bad expression 'rows * * n': Unexpected operator \"*\" found at position 7"},
+        {"bytes_restated.toml", "11:9: error: 'bytes' comes from the contract of rms_norm: a sweep file does not restate it"},
+        {"define_never_read.toml", "9:1: error: define RMS_BLOK is never read by kernel_src/rms_norm.cu; did you mean RMS_BLOCK?"},
+        {"empty_range.toml", "8:13: error: sweep parameter 'RMS_BLOCK' has no values"},
+        {"inline_with_contract.toml", "10:1: error: kernel rms_norm has a contract (launch, arguments, bytes): a sweep of it states only its space, constraints, check and bench settings"},
+        {"no_output.toml", "1:1: error: no argument is marked 'output = true': nothing to check"},
+        {"not_a_launch_parameter.toml", "11:1: error: 'GRID' is not a launch parameter of rms_norm (known: ROWS_PER_LAUNCH)"},
+        {"not_a_shape_key.toml", "5:1: error: 'm' is not a shape key of rms_norm (shape keys: rows, n)"},
+        {"syntax.toml", "2:7: error: Error while parsing table header: expected ']'"},
+        {"unknown_contract.toml", "1:10: error: no contract for kernel 'rms_nrom' (known: rms_norm, conv1d, delta_rule); a kernel without one declares its launch inline: [launch] and [[args]]"},
+        {"unknown_kernel.toml", "1:10: error: unknown kernel 'rms_nrom' (known kernels: conv1d, delta_rule, rms_norm)"},
+        {"unknown_key.toml", "7:2: error: unknown key 'swep' in the sweep file"},
+        {"unknown_name.toml", "12:9: error: bad expression 'rowz': Unexpected token \"rowz\" found at position 0."},
+        {"unknown_reference.toml", "12:13: error: no float64 reference is registered as 'rms_nrom' (known: conv1d, delta_rule, rms_norm)"},
+        {"unknown_type.toml", "22:8: error: unknown type 'f16*' (known: f32*, bf16*, i32, f32)"},
+        {"wrong_type.toml", "4:8: error: 'rows' must be an integer"},
+    };
+    std::size_t files = 0;
+    for (const auto& e : std::filesystem::directory_iterator(kFixtures))
+        files += e.path().extension() == ".toml" ? 1 : 0;
+    CHECK(files == expected.size());
+    for (const auto& [file, message] : expected) {
+        const Run r = run_kjit("sweep --dry-run " + kFixtures + file);
+        INFO(r.out);
+        CHECK(r.code == 2);
+        CHECK(r.out.find(kFixtures + file + ":" + message) != std::string::npos);
+    }
+}
+
+TEST_CASE("a dry run of every shipped sweep file compiles every variant") {
+    for (const auto& e : std::filesystem::directory_iterator(KJIT_SOURCE_DIR "/kernel_src")) {
+        if (!e.path().filename().string().ends_with(".sweep.toml"))
+            continue;
+        const Run r = run_kjit("sweep --dry-run " + e.path().string());
+        INFO(r.out);
+        CHECK(r.code == 0);
+        CHECK(r.out.find(", 0 failed to compile") != std::string::npos);
+    }
+}
+
+TEST_CASE("an inline contract sweeps a kernel that has none registered") {
+    test::TempDir dir;
+    write_user_tree(dir.path());
+    const std::string env = "KJIT_KERNEL_DIR=" + (dir.path() / "kernels").string();
+    const Run r = run_kjit("sweep --dry-run " + (dir.path() / "inline.toml").string(), env);
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "kernel my_rms_norm, 3 variants"));
+    CHECK(contains(r.out, ", 0 failed to compile"));
+    const SweepSpec spec = SweepSpec::load(dir.path() / "inline.toml");
+    CHECK(spec.inline_contract);
+    CHECK(spec.reference == "rms_norm");
+    const auto v = expand(spec);
+    CHECK(v[0].plan.bytes == (2.0 * 64 * 1000 + 1000) * 4);
+    CHECK(v[0].plan.scalars.at(2).value == static_cast<double>(1e-6f));
+}
+
+} // TEST_SUITE
+
+TEST_SUITE("gpu") {
+
+TEST_CASE("an rms_norm sweep runs and checks and ranks and a warm re-run comes from the results cache") {
+    KJIT_REQUIRE_DEVICE();
+    test::TempDir dir;
+    const std::string file = KJIT_SOURCE_DIR "/kernel_src/rms_norm.sweep.toml";
+    const std::string out = (dir.path() / "out").string();
+    const auto t0 = std::chrono::steady_clock::now();
+    const Run first = run_kjit("sweep " + file + " --no-cache --out " + out);
+    const auto t1 = std::chrono::steady_clock::now();
+    INFO(first.out);
+    CHECK(first.code == 0);
+    CHECK(first.out.find("DIFFERS") == std::string::npos);
+    CHECK(first.out.find("IDENTICAL") != std::string::npos);
+    for (const char* f : {"sweep.csv", "sweep.json", "sweep.svg"})
+        CHECK(std::filesystem::file_size(dir.path() / "out" / f) > 100);
+    // Fill the results cache, then time a warm re-run against it.
+    const auto t2 = std::chrono::steady_clock::now();
+    const Run fill = run_kjit("sweep " + file + " --out " + out);
+    const auto t3 = std::chrono::steady_clock::now();
+    const Run warm = run_kjit("sweep " + file + " --out " + out);
+    const auto t4 = std::chrono::steady_clock::now();
+    CHECK(fill.code == 0);
+    CHECK(warm.code == 0);
+    CHECK(warm.out.find("(cached)") != std::string::npos);
+    const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+    MESSAGE("cold " << ms(t0, t1) << " ms, fill " << ms(t2, t3) << " ms, warm " << ms(t3, t4) << " ms");
+}
+
+TEST_CASE("an inline sweep checks a user's kernel against a float64 reference by name") {
+    KJIT_REQUIRE_DEVICE();
+    test::TempDir dir;
+    write_user_tree(dir.path());
+    const Run r = run_kjit("sweep --no-cache " + (dir.path() / "inline.toml").string() +
+                               " --out " + (dir.path() / "out").string(),
+                           "KJIT_KERNEL_DIR=" + (dir.path() / "kernels").string());
+    INFO(r.out);
+    CHECK(r.code == 0);
+    std::size_t within = 0;
+    for (std::size_t p = 0; (p = r.out.find("within tolerance", p)) != std::string::npos; ++p)
+        ++within;
+    CHECK(within == 3);
+}
+
+TEST_CASE("a tolerance sweep compares every variant with the float64 reference") {
+    KJIT_REQUIRE_DEVICE();
+    test::TempDir dir;
+    std::ofstream(dir.path() / "tol.toml") << R"toml(kernel = "rms_norm"
+[shape]
+rows = 64
+n = 1000
+[defines]
+RMS_BLOCK = 128
+[sweep]
+RMS_WIDTH = [256, 512, 1024]
+[check]
+mode = "tolerance"
+rtol = 1e-6
 )toml";
     const Run r = run_kjit("sweep --no-cache " + (dir.path() / "tol.toml").string() + " --out " +
                            (dir.path() / "out").string());

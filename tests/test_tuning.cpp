@@ -1,4 +1,6 @@
 #include "tests/support.hpp"
+#include "kernels/numeric.hpp"
+#include "kernels/references.hpp"
 #include "tuning/numeric.hpp"
 
 #include <doctest/doctest.h>

@@ -2,7 +2,8 @@
 
 #include "runtime/context.hpp"
 #include "tuning/abba.hpp"
-#include "tuning/kernel_cases.hpp"
+#include "kernels/registry.hpp"
+#include "tuning/case_arms.hpp"
 #include "tuning/roofline.hpp"
 
 #include <cstdio>
@@ -27,13 +28,23 @@ struct BenchArgs {
 
 int run_bench(BenchArgs& args) {
     // Every usage error is found before the device is touched.
-    const KernelCase& kc = kernel_case(args.kernel);
-    const ShapeValues shape = parse_shape(kc, args.shape.empty() ? kc.bench_shape : args.shape);
-    const DType dtype = args.dtype.empty() ? kc.dtypes.front() : parse_dtype(args.dtype);
-    std::vector<Defines> sets{merge_defines(kc.defines, args.defines)};
+    const KernelContract& contract = kernel_contract(args.kernel);
+    const ShapeValues shape =
+        parse_shape(contract, args.shape.empty() ? contract.bench_shape : args.shape);
+    const DType dtype = args.dtype.empty() ? contract.dtypes.front() : parse_dtype(args.dtype);
+    std::vector<Defines> sets{merge_defines(contract.defines, args.defines)};
     if (!args.vs.empty())
         sets.push_back(merge_defines(sets[0], args.vs));
-    const CaseLayout layout = kc.layout(shape, dtype);
+    const ContractPlanner planner(contract);
+    std::vector<CasePlan> plans;
+    for (const Defines& d : sets)
+        plans.push_back(planner.plan(shape, dtype, d));
+    for (const CasePlan& p : plans)
+        for (std::size_t b = 0; b < p.buffers.size(); ++b)
+            if (p.buffers[b].count != plans[0].buffers[b].count)
+                throw ConfigError("arm B's defines size buffer " + p.buffers[b].name +
+                                  " differently from arm A's: bench them one at a time");
+    const CasePlan& plan = plans[0];
     abba_order(args.pairs);
 
     const Device device = Device::get(args.device);
@@ -41,35 +52,37 @@ int run_bench(BenchArgs& args) {
     EngineOptions options;
     options.cache = args.cache.settings();
     Engine engine(&context, options, SourceProvider(args.sources.dir));
-    const std::vector<PreparedArm> arms = prepare_arms(engine, kc, sets, device);
+    const std::vector<PreparedArm> arms = prepare_arms(engine, contract, sets, device);
 
-    CaseBuffers buffers(layout, args.seed, args.bench.input_sets);
+    CaseBuffers buffers(plan, args.seed, args.bench.input_sets);
     BenchOptions bench_options = args.bench;
     bench_options.select_inputs = [&buffers](int set) { buffers.select(set); };
     Bench bench(device, bench_options);
     const Ceilings ceilings = measure_ceilings(device);
+    const Work work{plan.bytes, plan.flops};
 
-    std::printf("kjit bench %s %s %s on %s (%s, %d SMs), inputs seed %llu\n", kc.kernel.c_str(),
-                shape_text(kc, shape).c_str(), std::string(dtype_name(dtype)).c_str(),
-                device.name().c_str(), device.arch().c_str(), device.sm_count(),
+    std::printf("kjit bench %s %s %s on %s (%s, %d SMs), inputs seed %llu\n",
+                contract.name.c_str(), shape_text(contract, shape).c_str(),
+                std::string(dtype_name(dtype)).c_str(), device.name().c_str(),
+                device.arch().c_str(), device.sm_count(),
                 static_cast<unsigned long long>(args.seed));
-    std::printf("  launch: %s (%s)\n", layout.entry.c_str(), bench.describe().c_str());
+    std::printf("  launch: %s (%s)\n", plan.entry().c_str(), bench.describe().c_str());
     if (arms.size() == 1) {
-        const Stats s = bench.run(case_launch(kc, arms[0], shape, buffers));
+        const Stats s = bench.run(case_launch(arms[0], plan, buffers));
         std::printf("  reading: %s\n", arms[0].provenance.text().c_str());
         std::printf("  stats: %s\n", s.summary().c_str());
         std::printf("  reps ms: %s\n", s.samples_text().c_str());
-        std::printf("%s", format_roofline(roofline(layout.work, s, ceilings)).c_str());
+        std::printf("%s", format_roofline(roofline(work, s, ceilings)).c_str());
         return kOk;
     }
-    const AbbaArm a{defines_text(arms[0].defines), case_launch(kc, arms[0], shape, buffers),
+    const AbbaArm a{defines_text(arms[0].defines), case_launch(arms[0], plans[0], buffers),
                     arms[0].provenance};
-    const AbbaArm b{defines_text(arms[1].defines), case_launch(kc, arms[1], shape, buffers),
+    const AbbaArm b{defines_text(arms[1].defines), case_launch(arms[1], plans[1], buffers),
                     arms[1].provenance};
     const AbbaResult r = run_abba(bench, a, b, args.pairs);
     std::printf("%s", format_abba(r, a, b).c_str());
-    std::printf("%s", format_roofline(roofline(layout.work, r.a, ceilings), "A").c_str());
-    std::printf("%s", format_roofline(roofline(layout.work, r.b, ceilings), "B").c_str());
+    std::printf("%s", format_roofline(roofline(work, r.a, ceilings), "A").c_str());
+    std::printf("%s", format_roofline(roofline(work, r.b, ceilings), "B").c_str());
     return kOk;
 }
 } // namespace

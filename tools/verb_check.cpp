@@ -22,11 +22,10 @@ struct Columns {
     int entry = 5, shape = 5, defines = 7;
     explicit Columns(const std::vector<CheckCase>& cases) {
         for (const CheckCase& c : cases) {
-            const KernelCase& kc = kernel_case(c.kernel);
-            const CaseLayout layout = kc.layout(parse_shape(kc, c.shape), c.dtype);
-            for (const BufferSpec& out : layout.outputs)
-                entry =
-                    std::max(entry, static_cast<int>(layout.entry.size() + 1 + out.name.size()));
+            const CasePlan plan = check_plan(c);
+            for (std::size_t o : plan.outputs)
+                entry = std::max(entry, static_cast<int>(plan.entry().size() + 1 +
+                                                         plan.buffers[o].name.size()));
             shape = std::max(shape, static_cast<int>(c.shape.size()));
             defines = std::max(defines, static_cast<int>(defines_text(check_defines(c)).size()));
         }
@@ -35,6 +34,9 @@ struct Columns {
 
 int run_check(const CheckArgs& args) {
     const int audit_rc = run_audit(args.sources, {"sm_90"}, args.cache);
+    // Every check case is planned first: a contract mistake shows without a GPU too.
+    const std::vector<CheckCase> cases = default_check_cases();
+    const Columns w(cases);
     std::string reason;
     if (!device_available(&reason)) {
         std::printf("\nlaunch checks skipped: %s\n", reason.c_str());
@@ -45,7 +47,6 @@ int run_check(const CheckArgs& args) {
     EngineOptions options;
     options.cache = args.cache.settings();
     Engine engine(&context, options, SourceProvider(args.sources.dir));
-    const std::vector<CheckCase> cases = default_check_cases();
     int failed = 0;
     for (const auto& row : engine.prepare({}, check_specs(cases), progress_line("specializing")))
         if (row.error) {
@@ -61,7 +62,6 @@ int run_check(const CheckArgs& args) {
     std::printf("\nkjit check on %s (%s, %d SMs), inputs seed %llu\n", device.name().c_str(),
                 device.arch().c_str(), device.sm_count(),
                 static_cast<unsigned long long>(args.seed));
-    const Columns w(cases);
     std::printf("  %-*s %-*s %-*s %-13s %-10s %-11s %-10s %s\n", w.entry, "entry", w.shape, "shape",
                 w.defines, "defines", "grid", "block", "rel L2 err", "tolerance", "result");
     for (const CheckCase& c : cases) {

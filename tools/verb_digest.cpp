@@ -1,7 +1,9 @@
 #include "tools/verbs.hpp"
 
 #include "runtime/context.hpp"
-#include "tuning/kernel_cases.hpp"
+#include "kernels/registry.hpp"
+#include "tuning/case_arms.hpp"
+#include "tuning/digest.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -40,7 +42,7 @@ std::filesystem::path baseline_path(const DigestArgs& args) {
 
 /// The shapes (the kernel's digest shapes when none were given) times the dtypes (all the
 /// kernel's when none were given) asked for on the command line.
-std::vector<CaseKey> requested_cases(const KernelCase& kc, const DigestArgs& args) {
+std::vector<CaseKey> requested_cases(const KernelContract& kc, const DigestArgs& args) {
     std::vector<std::string> shapes;
     for (const std::string& s : args.shapes)
         for (std::string& part : split_shapes(s))
@@ -81,16 +83,20 @@ const char* name_of(DType d) {
 }
 
 int run_record(const DigestArgs& args) {
-    const KernelCase& kc = kernel_case(args.kernel);
+    const KernelContract& kc = kernel_contract(args.kernel);
     const std::vector<CaseKey> cases = requested_cases(kc, args);
     const Defines defines = merge_defines(kc.defines, args.defines);
+    const ContractPlanner planner(kc);
+    std::vector<CasePlan> plans;
+    for (const CaseKey& key : cases)
+        plans.push_back(planner.plan(key.values, key.dtype, defines));
     const std::filesystem::path path = baseline_path(args);
     Baseline baseline;
     if (std::filesystem::exists(path)) {
         baseline = Baseline::load(path);
-        if (baseline.kernel != kc.kernel)
+        if (baseline.kernel != kc.name)
             throw ConfigError("the baseline is for kernel '" + baseline.kernel + "', not '" +
-                                  kc.kernel + "'",
+                                  kc.name + "'",
                               path.string());
         if (baseline.seed != args.seed)
             throw ConfigError("the baseline was recorded with seed " +
@@ -98,17 +104,18 @@ int run_record(const DigestArgs& args) {
                                   std::to_string(args.seed) + " (remove it to start afresh)",
                               path.string());
     }
-    baseline.kernel = kc.kernel;
+    baseline.kernel = kc.name;
     baseline.seed = args.seed;
 
     Session session(args);
     const PreparedArm arm = prepare_arms(session.engine, kc, {defines}, session.device).front();
-    std::printf("kjit digest record %s: %zu case(s), inputs seed %llu -> %s\n", kc.kernel.c_str(),
+    std::printf("kjit digest record %s: %zu case(s), inputs seed %llu -> %s\n", kc.name.c_str(),
                 cases.size(), static_cast<unsigned long long>(args.seed), path.c_str());
     std::printf("  reading: %s\n", arm.provenance.text().c_str());
     int unwritten = 0;
-    for (const CaseKey& key : cases) {
-        CaseBuffers buffers(kc.layout(key.values, key.dtype), args.seed);
+    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+        const CaseKey& key = cases[ci];
+        CaseBuffers buffers(plans[ci], args.seed);
         BaselineCase c;
         c.shape = key.shape;
         c.dtype = key.dtype;
@@ -117,7 +124,7 @@ int run_record(const DigestArgs& args) {
         c.arch = arm.provenance.arch;
         c.tier = arm.provenance.tier;
         c.source_hash = arm.provenance.source_hash;
-        for (const HostBuffer& out : run_case_once(kc, arm, key.values, buffers)) {
+        for (const HostBuffer& out : run_case_once(arm, plans[ci], buffers)) {
             const std::uint64_t d = digest(out);
             c.outputs.push_back({out.name, out.dtype, out.count, d});
             std::printf("  %-20s %-5s %-4s %10zu elements  digest %s\n", key.shape.c_str(),
@@ -154,12 +161,12 @@ struct CaseRun {
 };
 
 int run_check(const DigestArgs& args) {
-    const KernelCase& kc = kernel_case(args.kernel);
+    const KernelContract& kc = kernel_contract(args.kernel);
     const std::filesystem::path path = baseline_path(args);
     const Baseline baseline = Baseline::load(path);
-    if (baseline.kernel != kc.kernel)
+    if (baseline.kernel != kc.name)
         throw ConfigError("the baseline is for kernel '" + baseline.kernel + "', not '" +
-                              kc.kernel + "'",
+                              kc.name + "'",
                           path.string());
     // Every recorded shape must still mean something to the kernel's row.
     std::vector<std::pair<const BaselineCase*, CaseKey>> cases;
@@ -210,11 +217,19 @@ int run_check(const DigestArgs& args) {
         now_set.push_back(index_of(merge_defines(c->defines, args.defines)));
         ref_set.push_back(index_of(c->defines));
     }
+    // Plans of every case with both define sets, before the device is touched.
+    const ContractPlanner planner(kc);
+    std::vector<CasePlan> now_plans, ref_plans;
+    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+        const CaseKey& key = cases[ci].second;
+        now_plans.push_back(planner.plan(key.values, key.dtype, sets[now_set[ci]]));
+        ref_plans.push_back(planner.plan(key.values, key.dtype, sets[ref_set[ci]]));
+    }
     Session session(args);
     const std::vector<PreparedArm> arms = prepare_arms(session.engine, kc, sets, session.device);
 
     std::printf("kjit digest check %s against %s: %zu case(s), inputs seed %llu\n",
-                kc.kernel.c_str(), path.c_str(), cases.size(),
+                kc.name.c_str(), path.c_str(), cases.size(),
                 static_cast<unsigned long long>(baseline.seed));
     std::vector<bool> shown(arms.size(), false);
     for (std::size_t i : now_set)
@@ -228,8 +243,8 @@ int run_check(const DigestArgs& args) {
         const CaseKey& key = cases[ci].second;
         const PreparedArm& now_arm = arms[now_set[ci]];
         const PreparedArm& ref_arm = arms[ref_set[ci]];
-        CaseBuffers buffers(kc.layout(key.values, key.dtype), baseline.seed);
-        const CaseRun now{run_case_once(kc, now_arm, key.values, buffers)};
+        CaseBuffers buffers(now_plans[ci], baseline.seed);
+        const CaseRun now{run_case_once(now_arm, now_plans[ci], buffers)};
         std::optional<CaseRun> ref;
         bool case_differs = false;
         for (const HostBuffer& out : now.outputs) {
@@ -265,7 +280,7 @@ int run_check(const DigestArgs& args) {
                                 now_arm.provenance.arch.c_str());
                 } else {
                     if (!ref)
-                        ref = CaseRun{run_case_once(kc, ref_arm, key.values, buffers)};
+                        ref = CaseRun{run_case_once(ref_arm, ref_plans[ci], buffers)};
                     const HostBuffer* base = ref->find(out.name);
                     if (base && digest(*base) != want->digest)
                         std::printf("      note: the baseline's own defines (%s) now give %s, not "

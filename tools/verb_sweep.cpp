@@ -1,6 +1,7 @@
 #include "tools/verbs.hpp"
 
 #include "runtime/context.hpp"
+#include "tuning/sweep_report.hpp"
 #include "tuning/sweep_runner.hpp"
 
 #include <cstdio>

@@ -4,12 +4,10 @@
 #include "core/toml.hpp"
 #include "jit/compile_options.hpp"
 #include "jit/hash.hpp"
-#include "tuning/numeric.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -17,102 +15,8 @@
 
 namespace kjit {
 
-std::string_view dtype_name(DType dtype) {
-    switch (dtype) {
-    case DType::f32:
-        return "f32";
-    case DType::bf16:
-        return "bf16";
-    }
-    return "?";
-}
-
-DType parse_dtype(std::string_view name) {
-    for (DType d : {DType::f32, DType::bf16})
-        if (dtype_name(d) == name)
-            return d;
-    throw ConfigError("unknown dtype '" + std::string(name) + "' (known: f32, bf16)");
-}
-
-std::size_t dtype_size(DType dtype) {
-    return dtype == DType::bf16 ? 2 : 4;
-}
-
-std::uint32_t canary_bits(DType dtype) {
-    return dtype == DType::bf16 ? 0xffa5u : 0xffa5a5a5u;
-}
-
-namespace {
-
-std::uint32_t element_bits(const HostBuffer& b, std::size_t i) {
-    if (b.dtype == DType::bf16) {
-        std::uint16_t v;
-        std::memcpy(&v, b.bytes.data() + 2 * i, 2);
-        return v;
-    }
-    std::uint32_t v;
-    std::memcpy(&v, b.bytes.data() + 4 * i, 4);
-    return v;
-}
-
-void set_element_bits(HostBuffer& b, std::size_t i, std::uint32_t bits) {
-    if (b.dtype == DType::bf16) {
-        const auto v = static_cast<std::uint16_t>(bits);
-        std::memcpy(b.bytes.data() + 2 * i, &v, 2);
-    } else {
-        std::memcpy(b.bytes.data() + 4 * i, &bits, 4);
-    }
-}
-
-HostBuffer sized_buffer(std::string name, DType dtype, std::size_t count) {
-    HostBuffer b;
-    b.name = std::move(name);
-    b.dtype = dtype;
-    b.count = count;
-    b.bytes.resize(count * dtype_size(dtype));
-    return b;
-}
-
-} // namespace
-
-HostBuffer canary_buffer(std::string name, DType dtype, std::size_t count) {
-    HostBuffer b = sized_buffer(std::move(name), dtype, count);
-    const std::uint32_t bits = canary_bits(dtype);
-    for (std::size_t i = 0; i < count; ++i)
-        set_element_bits(b, i, bits);
-    return b;
-}
-
-HostBuffer generated_buffer(std::string name, DType dtype, std::size_t count, std::uint64_t seed) {
-    HostBuffer b = sized_buffer(std::move(name), dtype, count);
-    for (std::size_t i = 0; i < count; ++i) {
-        const float v = uniform(seed, i);
-        set_element_bits(b, i, dtype == DType::bf16 ? to_bf16(v) : std::bit_cast<std::uint32_t>(v));
-    }
-    return b;
-}
-
-std::string format_element(const HostBuffer& b, std::size_t index) {
-    const std::uint32_t bits = element_bits(b, index);
-    const float v = b.dtype == DType::bf16 ? from_bf16(static_cast<std::uint16_t>(bits))
-                                           : std::bit_cast<float>(bits);
-    char buf[64];
-    std::snprintf(buf, sizeof buf, b.dtype == DType::bf16 ? "%.9g (0x%04x)" : "%.9g (0x%08x)",
-                  static_cast<double>(v), bits);
-    return buf;
-}
-
 std::uint64_t digest(const HostBuffer& b) {
     return hash64(std::string_view(reinterpret_cast<const char*>(b.bytes.data()), b.bytes.size()));
-}
-
-Unwritten find_unwritten(const HostBuffer& b) {
-    Unwritten u;
-    const std::uint32_t canary = canary_bits(b.dtype);
-    for (std::size_t i = 0; i < b.count; ++i)
-        if (element_bits(b, i) == canary && u.count++ == 0)
-            u.first = i;
-    return u;
 }
 
 std::optional<Difference> first_difference(const HostBuffer& reference, const HostBuffer& actual) {

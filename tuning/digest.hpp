@@ -1,5 +1,7 @@
 #pragma once
 
+#include "kernels/host_buffer.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -12,50 +14,8 @@
 
 namespace kjit {
 
-/// The element type of a kernel's input or output buffer.
-enum class DType { f32, bf16 };
-
-/// "f32" or "bf16".
-std::string_view dtype_name(DType dtype);
-/// The dtype named `name`; ConfigError naming the known ones otherwise.
-DType parse_dtype(std::string_view name);
-/// Bytes per element.
-std::size_t dtype_size(DType dtype);
-
-/// The canary an output is filled with before a launch: a signalling NaN (f32 0xffa5a5a5,
-/// bf16 0xffa5), which no arithmetic or rounding produces, so any element still holding it
-/// was never written.
-std::uint32_t canary_bits(DType dtype);
-
-/// A buffer's contents on the host, with what it is.
-struct HostBuffer {
-    std::string name;
-    DType dtype = DType::f32;
-    std::size_t count = 0; ///< elements
-    std::vector<std::byte> bytes;
-};
-
-/// `count` elements of `dtype` all holding the canary.
-HostBuffer canary_buffer(std::string name, DType dtype, std::size_t count);
-
-/// `count` elements of generator values uniform(seed, i) (tuning/numeric.hpp), rounded to
-/// `dtype`: the same bits on every machine and every run.
-HostBuffer generated_buffer(std::string name, DType dtype, std::size_t count, std::uint64_t seed);
-
-/// Element `index` as "value (0xbits)": "0.123456791 (0x3dfcd6ea)".
-std::string format_element(const HostBuffer& buffer, std::size_t index);
-
 /// xxh3-64 of the buffer's bytes.
 std::uint64_t digest(const HostBuffer& buffer);
-
-/// Elements still holding the canary after a launch.
-struct Unwritten {
-    std::size_t count = 0;
-    std::size_t first = 0; ///< index of the first one (when count > 0)
-};
-
-/// The elements of `buffer` that hold the canary.
-Unwritten find_unwritten(const HostBuffer& buffer);
 
 /// Where two buffers of the same shape first differ, compared bit for bit.
 struct Difference {

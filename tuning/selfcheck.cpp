@@ -1,5 +1,9 @@
 #include "tuning/selfcheck.hpp"
 
+#include "kernels/inputs.hpp"
+#include "kernels/reference.hpp"
+#include "kernels/registry.hpp"
+#include "tuning/case_arms.hpp"
 #include "tuning/numeric.hpp"
 
 #include <algorithm>
@@ -13,33 +17,26 @@ bool CheckResult::passed() const {
 
 std::vector<CheckCase> default_check_cases() {
     std::vector<CheckCase> cases;
-    for (DType d : {DType::f32, DType::bf16}) {
-        // Prefill, decode with a full-width block, and a width that is no multiple of the block.
-        cases.push_back({"rms_norm", "rows=4096,n=7168", d, {"RMS_BLOCK=256"}});
-        cases.push_back({"rms_norm", "rows=1,n=7168", d, {"RMS_BLOCK=1024"}});
-        cases.push_back({"rms_norm", "rows=333,n=1000", d, {"RMS_BLOCK=128"}});
-    }
-    for (DType d : {DType::f32, DType::bf16}) {
-        // Production, then a length no tile divides over an odd channel count (the scalar path).
-        cases.push_back({"conv1d", "b=8,c=4096,t=1300", d});
-        cases.push_back({"conv1d", "b=3,c=5,t=37", d});
-    }
-    // The reference must follow the activation knob.
-    cases.push_back({"conv1d", "b=3,c=5,t=37", DType::f32, {"CONV_SILU=0"}});
-    // Production decode, then a value width no tile divides and a smaller key width.
-    cases.push_back({"delta_rule", "b=1,h=32,dk=128,dv=128", DType::f32});
-    cases.push_back({"delta_rule", "b=2,h=3,dk=64,dv=100", DType::f32});
+    for (const KernelContract* contract : kernel_contracts())
+        for (const CheckShape& s : contract->check_shapes)
+            for (DType d : s.dtypes.empty() ? contract->dtypes : s.dtypes)
+                cases.push_back({contract->name, s.shape, d, s.defines});
     return cases;
 }
 
 Defines check_defines(const CheckCase& c) {
-    return merge_defines(kernel_case(c.kernel).defines, c.defines);
+    return merge_defines(kernel_contract(c.kernel).defines, c.defines);
+}
+
+CasePlan check_plan(const CheckCase& c) {
+    const KernelContract& contract = kernel_contract(c.kernel);
+    return plan_case(contract, parse_shape(contract, c.shape), c.dtype, check_defines(c));
 }
 
 std::vector<KernelSpec> check_specs(std::span<const CheckCase> cases) {
     std::vector<KernelSpec> specs;
     for (const CheckCase& c : cases) {
-        KernelSpec spec = case_spec(kernel_case(c.kernel), check_defines(c));
+        KernelSpec spec = case_spec(kernel_contract(c.kernel), check_defines(c));
         if (std::none_of(specs.begin(), specs.end(),
                          [&](const KernelSpec& s) { return s.name == spec.name; }))
             specs.push_back(std::move(spec));
@@ -59,28 +56,27 @@ OutputCheck compare_output(const HostBuffer& got, std::span<const double> want, 
 }
 
 CheckResult run_check_case(Engine& engine, const CheckCase& c, std::uint64_t seed) {
-    const KernelCase& kc = kernel_case(c.kernel);
-    const ShapeValues shape = parse_shape(kc, c.shape);
+    const KernelContract& contract = kernel_contract(c.kernel);
     const Defines defines = check_defines(c);
-    const CaseLayout layout = kc.layout(shape, c.dtype);
-    const std::vector<HostBuffer> inputs = generated_inputs(layout, seed);
-    CaseBuffers buffers(layout, inputs);
-    const PreparedArm arm{&engine, case_spec(kc, defines).name, defines, {}};
+    const CasePlan plan = check_plan(c);
+    const std::vector<HostBuffer> inputs = generated_inputs(plan, seed);
+    CaseBuffers buffers(plan, inputs);
+    const PreparedArm arm{&engine, case_spec(contract, defines).name, defines, {}};
     LaunchConfig config;
-    const std::vector<HostBuffer> got = run_case_once(kc, arm, shape, buffers, &config);
+    const std::vector<HostBuffer> got = run_case_once(arm, plan, buffers, &config);
     // The reference sees exactly the values the kernel read (bf16-rounded where bf16).
-    const std::vector<std::vector<double>> want =
-        reference_outputs(kc, shape, defines, layout, inputs);
+    const std::vector<std::vector<double>> want = reference_outputs(plan, inputs);
 
     CheckResult r;
-    r.kernel = kc.kernel;
-    r.entry = layout.entry;
-    r.shape = shape_text(kc, shape);
+    r.kernel = contract.name;
+    r.entry = plan.entry();
+    r.shape = shape_text(contract, plan.shape);
     r.defines = defines_text(defines);
     r.grid = config.grid.str();
     r.block = config.block.str();
     for (std::size_t i = 0; i < got.size(); ++i)
-        r.outputs.push_back(compare_output(got[i], want[i], output_tolerance(layout.outputs[i])));
+        r.outputs.push_back(
+            compare_output(got[i], want[i], output_tolerance(plan.buffers[plan.outputs[i]])));
     return r;
 }
 

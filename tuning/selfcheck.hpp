@@ -1,7 +1,8 @@
 #pragma once
 
+#include "kernels/host_buffer.hpp"
+#include "kernels/plan.hpp"
 #include "runtime/engine.hpp"
-#include "tuning/kernel_cases.hpp"
 
 #include <cstdint>
 #include <span>
@@ -10,13 +11,13 @@
 
 namespace kjit {
 
-/// One launch-and-compare of `kjit check`: a row of kernel_cases() at a shape, a dtype and a
-/// define set, compared output by output with the row's float64 reference.
+/// One launch-and-compare of `kjit check`: a contract at a shape, a dtype and a define set,
+/// compared output by output with the contract's float64 reference.
 struct CheckCase {
-    std::string kernel; ///< the row: "conv1d"
-    std::string shape;  ///< in the row's keys: "b=8,c=4096,t=1300"
+    std::string kernel; ///< the contract: "conv1d"
+    std::string shape;  ///< in the contract's keys: "b=8,c=4096,t=1300"
     DType dtype = DType::f32;
-    std::vector<std::string> defines{}; ///< NAME=VALUE over the row's defaults
+    std::vector<std::string> defines{}; ///< NAME=VALUE over the contract's defaults
 };
 
 /// One output against its reference.
@@ -35,17 +36,19 @@ struct CheckResult {
     std::string shape;   ///< "rows=4096,n=7168"
     std::string defines; ///< every define of the launch: "RMS_BLOCK=256"
     std::string grid, block;
-    std::vector<OutputCheck> outputs; ///< in the layout's order
+    std::vector<OutputCheck> outputs; ///< in the plan's order
     /// Every output within its tolerance and fully written.
     [[nodiscard]] bool passed() const;
 };
 
-/// The cases kjit's own check runs: every row in each of its dtypes at its production shape and
-/// at a small shape no tile divides, and a few other define sets (block widths, activation).
+/// The check shapes of every registered contract, in registry order, each in its dtypes.
 std::vector<CheckCase> default_check_cases();
 
-/// The row's defaults overridden by the case's defines; ConfigError on a bad assignment.
+/// The contract's defaults overridden by the case's defines; ConfigError on a bad assignment.
 Defines check_defines(const CheckCase& c);
+
+/// The plan of the case: its shape parsed, its defines merged (ConfigError on a mistake).
+CasePlan check_plan(const CheckCase& c);
 
 /// The engine specs `cases` need, each define set once.
 std::vector<KernelSpec> check_specs(std::span<const CheckCase> cases);
@@ -55,7 +58,7 @@ OutputCheck compare_output(const HostBuffer& got, std::span<const double> want, 
 
 /// Launches the case (its spec prepared by `engine`, from check_specs) on generator inputs
 /// from `seed`, outputs poisoned with the canary first, and compares every output with the
-/// row's reference.
+/// contract's reference.
 CheckResult run_check_case(Engine& engine, const CheckCase& c, std::uint64_t seed);
 
 } // namespace kjit

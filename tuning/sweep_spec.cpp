@@ -2,83 +2,33 @@
 
 #include "core/error.hpp"
 #include "jit/compile_options.hpp"
-
-#define TOML_HEADER_ONLY 1
-#include <toml++/toml.h>
+#include "kernels/contract_toml.hpp"
+#include "kernels/registry.hpp"
+#include "kernels/shape.hpp"
+#include "kernels/toml_reader.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 namespace kjit {
 
 namespace {
 
-struct Reader {
-    std::string file;
+std::pair<int, int> position(const toml::source_region& where) {
+    return {static_cast<int>(where.begin.line), static_cast<int>(where.begin.column)};
+}
 
-    [[noreturn]] void fail(const toml::node& node, const std::string& message) const {
-        throw ConfigError(message, file, static_cast<int>(node.source().begin.line),
-                          static_cast<int>(node.source().begin.column));
-    }
-    [[noreturn]] void fail(const toml::key& key, const std::string& message) const {
-        throw ConfigError(message, file, static_cast<int>(key.source().begin.line),
-                          static_cast<int>(key.source().begin.column));
-    }
-    void only_keys(const toml::table& t, std::initializer_list<std::string_view> known,
-                   const std::string& where) const {
-        for (const auto& [k, v] : t) {
-            bool ok = false;
-            std::string list;
-            for (auto n : known) {
-                ok = ok || k.str() == n;
-                list += (list.empty() ? "" : ", ") + std::string(n);
-            }
-            if (!ok)
-                fail(k, "unknown key '" + std::string(k.str()) + "' in " + where + " (known: " +
-                            list + ")");
-        }
-    }
-    const toml::table& table(const toml::node& n, const std::string& what) const {
-        if (const auto* t = n.as_table())
-            return *t;
-        fail(n, "'" + what + "' must be a table");
-    }
-    long long integer(const toml::node& n, const std::string& what) const {
-        if (const auto* i = n.as_integer())
-            return i->get();
-        fail(n, "'" + what + "' must be an integer");
-    }
-    std::string string(const toml::node& n, const std::string& what) const {
-        if (const auto* s = n.as_string())
-            return s->get();
-        fail(n, "'" + what + "' must be a string");
-    }
-    /// An expression given as a string ("rows * n") or an integer; the column points into
-    /// the string (after its opening quote).
-    Expr expr(const toml::node& n, const Scope& scope, const std::string& what) const {
-        std::string text;
-        int column = static_cast<int>(n.source().begin.column);
-        if (const auto* s = n.as_string()) {
-            text = s->get();
-            column += 1;
-        } else if (const auto* i = n.as_integer()) {
-            text = std::to_string(i->get());
-        } else if (const auto* f = n.as_floating_point()) {
-            std::ostringstream os;
-            os.precision(17);
-            os << f->get();
-            text = os.str();
-        } else {
-            fail(n, "'" + what + "' must be an expression (a string such as \"rows * n\") or a number");
-        }
-        return Expr(text, scope, file, static_cast<int>(n.source().begin.line), column);
-    }
-};
+std::string joined(const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& n : names)
+        out += (out.empty() ? "" : ", ") + n;
+    return out;
+}
 
-std::vector<long long> param_values(const Reader& r, const toml::node& n, const std::string& name) {
+std::vector<long long> param_values(const TomlReader& r, const toml::node& n,
+                                    const std::string& name) {
     std::vector<long long> out;
     if (const auto* a = n.as_array()) {
         for (const auto& v : *a)
@@ -89,7 +39,8 @@ std::vector<long long> param_values(const Reader& r, const toml::node& n, const 
             const auto* range = (*t)["pow2"].as_array();
             if (!range || range->size() != 2)
                 r.fail(*t->get("pow2"), "'pow2' must be [min, max]");
-            const long long lo = r.integer(*range->get(0), name), hi = r.integer(*range->get(1), name);
+            const long long lo = r.integer(*range->get(0), name),
+                            hi = r.integer(*range->get(1), name);
             for (long long v = 1; v <= hi; v *= 2)
                 if (v >= lo)
                     out.push_back(v);
@@ -97,7 +48,8 @@ std::vector<long long> param_values(const Reader& r, const toml::node& n, const 
             r.only_keys(*t, {"min", "max", "step"}, "sweep parameter " + name);
             if (!t->contains("min") || !t->contains("max"))
                 r.fail(n, "a range needs 'min' and 'max' (and optionally 'step')");
-            const long long lo = r.integer(*t->get("min"), "min"), hi = r.integer(*t->get("max"), "max");
+            const long long lo = r.integer(*t->get("min"), "min"),
+                            hi = r.integer(*t->get("max"), "max");
             const long long step = t->contains("step") ? r.integer(*t->get("step"), "step") : 1;
             if (step <= 0)
                 r.fail(*t->get("step"), "'step' must be positive");
@@ -113,18 +65,89 @@ std::vector<long long> param_values(const Reader& r, const toml::node& n, const 
     return out;
 }
 
-std::vector<Expr> dims(const Reader& r, const toml::node& n, const Scope& scope,
-                       const std::string& what) {
-    std::vector<Expr> out;
-    if (const auto* a = n.as_array()) {
-        if (a->empty() || a->size() > 3)
-            r.fail(n, "'" + what + "' takes 1 to 3 expressions");
-        for (const auto& v : *a)
-            out.push_back(r.expr(v, scope, what));
-    } else {
-        out.push_back(r.expr(n, scope, what));
+/// [shape] against a registered contract's keys; the contract's bench shape when absent.
+void read_contract_shape(const TomlReader& r, const toml::table& root, SweepSpec& spec) {
+    const KernelContract& c = spec.contract;
+    const auto* n = root.get("shape");
+    if (!n) {
+        for (const auto& [k, v] : parse_shape(c, c.bench_shape))
+            spec.shape[k] = v;
+        return;
     }
-    return out;
+    for (const auto& [k, v] : r.table(*n, "shape"))
+        if (std::find(c.shape_keys.begin(), c.shape_keys.end(), k.str()) == c.shape_keys.end())
+            r.fail(k, "'" + std::string(k.str()) + "' is not a shape key of " + c.name +
+                          " (shape keys: " + joined(c.shape_keys) + ")");
+    for (const auto& k : c.shape_keys)
+        if (!spec.shape.contains(k))
+            r.fail(*n, "[shape] needs '" + k + "' (the shape keys of " + c.name + ": " +
+                           joined(c.shape_keys) + ")");
+}
+
+void read_check(const TomlReader& r, const toml::node& n, SweepSpec& spec) {
+    const auto& t = r.table(n, "check");
+    r.only_keys(t, {"mode", "rtol", "reference", "baseline"}, "[check]");
+    const std::string mode = t.contains("mode") ? r.string(*t.get("mode"), "mode") : "digest";
+    if (mode == "digest")
+        spec.check = SweepSpec::Check::digest;
+    else if (mode == "tolerance")
+        spec.check = SweepSpec::Check::tolerance;
+    else if (mode == "none")
+        spec.check = SweepSpec::Check::none;
+    else
+        r.fail(*t.get("mode"),
+               "unknown check mode '" + mode + "' (known: digest, tolerance, none)");
+    if (const auto* v = t.get("rtol")) {
+        if (!v->is_number())
+            r.fail(*v, "'rtol' must be a number");
+        spec.rtol = v->value_or(1e-5);
+    }
+    if (const auto* v = t.get("reference")) {
+        spec.reference = r.string(*v, "reference");
+        if (!find_reference(spec.reference))
+            r.fail(*v, "no float64 reference is registered as '" + spec.reference +
+                           "' (known: " + joined(reference_names()) + ")");
+    }
+    if (spec.check == SweepSpec::Check::tolerance && spec.reference.empty())
+        r.fail(n, spec.inline_contract
+                      ? "tolerance mode needs 'reference' (a float64 reference: " +
+                            joined(reference_names()) + ")"
+                      : "tolerance mode needs a float64 reference: the contract of " +
+                            spec.contract.name + " has none; name one with 'reference'");
+    if (const auto* v = t.get("baseline"))
+        for (const auto& [k, val] : r.table(*v, "baseline")) {
+            const std::string name(k.str());
+            if (std::none_of(spec.params.begin(), spec.params.end(),
+                             [&](const SweepParam& p) { return p.name == name; }))
+                r.fail(k, "baseline names '" + name + "', which is not swept");
+            spec.baseline[name] = r.integer(val, name);
+        }
+}
+
+void read_bench(const TomlReader& r, const toml::node& n, SweepSpec& spec) {
+    const auto& t = r.table(n, "bench");
+    r.only_keys(t, {"warmup", "reps", "flush_l2", "graph", "bytes", "flops"}, "[bench]");
+    if (const auto* v = t.get("graph")) {
+        if (!v->is_boolean())
+            r.fail(*v, "'graph' must be true or false");
+        spec.graph = v->value_or(false);
+    }
+    if (const auto* v = t.get("warmup"))
+        spec.warmup = static_cast<int>(r.integer(*v, "warmup"));
+    if (const auto* v = t.get("reps"))
+        spec.reps = static_cast<int>(r.integer(*v, "reps"));
+    if (spec.reps <= 0)
+        r.fail(*t.get("reps"), "'reps' must be positive");
+    if (const auto* v = t.get("flush_l2")) {
+        if (!v->is_boolean())
+            r.fail(*v, "'flush_l2' must be true or false");
+        spec.flush_l2 = v->value_or(false);
+    }
+    if (!spec.inline_contract)
+        for (const char* key : {"bytes", "flops"})
+            if (const auto* v = t.get(key))
+                r.fail(*v, std::string("'") + key + "' comes from the contract of " +
+                               spec.contract.name + ": a sweep file does not restate it");
 }
 
 } // namespace
@@ -133,13 +156,17 @@ Scope SweepSpec::scope(const std::map<std::string, long long>& values) const {
     Scope s;
     for (const auto& [k, v] : shape)
         s[k] = static_cast<double>(v);
-    // Fixed defines with a numeric value are usable too (RMS_WIDTH % RMS_BLOCK == 0).
-    for (const auto& [k, v] : defines) {
-        char* end = nullptr;
-        const double d = std::strtod(v.c_str(), &end);
-        if (!v.empty() && end && *end == '\0')
-            s[k] = d;
-    }
+    // Numeric defines are usable too (RMS_WIDTH % RMS_BLOCK == 0): the contract's, then fixed.
+    for (const Defines* d : {&contract.defines, &defines})
+        for (const auto& [k, v] : *d) {
+            char* end = nullptr;
+            const double x = std::strtod(v.c_str(), &end);
+            if (!v.empty() && end && *end == '\0')
+                s[k] = x;
+        }
+    s["dtype_size"] = static_cast<double>(dtype_size(dtype));
+    for (const auto& p : contract.launch_params)
+        s[p.name] = 0;
     for (const auto& p : params)
         s[p.name] = 0;
     for (const auto& [k, v] : values)
@@ -150,7 +177,7 @@ Scope SweepSpec::scope(const std::map<std::string, long long>& values) const {
 SweepSpec SweepSpec::load(const std::filesystem::path& path) {
     SweepSpec spec;
     spec.file = path.string();
-    const Reader r{spec.file};
+    const TomlReader r{spec.file};
     {
         std::ifstream in(path, std::ios::binary);
         if (!in)
@@ -167,17 +194,38 @@ SweepSpec SweepSpec::load(const std::filesystem::path& path) {
                           static_cast<int>(e.source().begin.line),
                           static_cast<int>(e.source().begin.column));
     }
-    r.only_keys(root, {"kernel", "shape", "defines", "sweep", "sweep_launch", "constraints", "launch", "args",
-                       "check", "bench"},
+    r.only_keys(root,
+                {"kernel", "dtype", "shape", "defines", "sweep", "sweep_launch", "constraints",
+                 "launch", "args", "check", "bench"},
                 "the sweep file");
     if (!root.contains("kernel"))
         throw ConfigError("the sweep file needs 'kernel = \"NAME\"'", spec.file, 1, 1);
-    spec.kernel = r.string(*root.get("kernel"), "kernel");
-    spec.positions["kernel"] = {static_cast<int>(root.get("kernel")->source().begin.line),
-                                static_cast<int>(root.get("kernel")->source().begin.column)};
+    const toml::node& kernel = *root.get("kernel");
+    const std::string name = r.string(kernel, "kernel");
+    spec.positions["kernel"] = position(kernel.source());
+    const KernelContract* registered = find_contract(name);
+    const toml::node* inline_node = root.contains("launch") ? root.get("launch") : root.get("args");
+    if (registered && inline_node)
+        r.fail(*inline_node, "kernel " + name +
+                                 " has a contract (launch, arguments, bytes): a sweep of it "
+                                 "states only its space, constraints, check and bench settings");
+    if (!registered && !inline_node) {
+        std::vector<std::string> known;
+        for (const KernelContract* c : kernel_contracts())
+            known.push_back(c->name);
+        r.fail(kernel, "no contract for kernel '" + name + "' (known: " + joined(known) +
+                           "); a kernel without one declares its launch inline: [launch] and "
+                           "[[args]]");
+    }
+    spec.inline_contract = registered == nullptr;
+    if (registered)
+        spec.contract = *registered;
+
     if (const auto* n = root.get("shape"))
         for (const auto& [k, v] : r.table(*n, "shape"))
             spec.shape[std::string(k.str())] = r.integer(v, std::string(k.str()));
+    if (registered)
+        read_contract_shape(r, root, spec);
     if (const auto* n = root.get("defines"))
         for (const auto& [k, v] : r.table(*n, "defines")) {
             std::string value;
@@ -185,32 +233,61 @@ SweepSpec SweepSpec::load(const std::filesystem::path& path) {
                 value = std::to_string(i->get());
             else
                 value = r.string(v, std::string(k.str()));
-            spec.positions[std::string(k.str())] = {static_cast<int>(k.source().begin.line),
-                                                    static_cast<int>(k.source().begin.column)};
+            spec.positions[std::string(k.str())] = position(k.source());
             try {
                 add_define(spec.defines, std::string(k.str()) + "=" + value);
             } catch (const ConfigError& e) {
                 r.fail(k, e.message);
             }
         }
+    const auto is_launch_param = [&](const std::string& n) {
+        return std::any_of(spec.contract.launch_params.begin(), spec.contract.launch_params.end(),
+                           [&](const LaunchParam& p) { return p.name == n; });
+    };
     for (const char* section : {"sweep", "sweep_launch"})
         if (const auto* n = root.get(section))
             for (const auto& [k, v] : r.table(*n, section)) {
-                const std::string name(k.str());
-                spec.positions[name] = {static_cast<int>(k.source().begin.line),
-                                        static_cast<int>(k.source().begin.column)};
-                if (spec.shape.contains(name))
-                    r.fail(k, "'" + name + "' is both a shape entry and a swept parameter");
-                std::map<std::string, std::string> probe;
+                const std::string pname(k.str());
+                const bool define = std::string(section) == "sweep";
+                spec.positions[pname] = position(k.source());
+                if (spec.shape.contains(pname))
+                    r.fail(k, "'" + pname + "' is both a shape entry and a swept parameter");
+                Defines probe;
                 try {
-                    add_define(probe, name + "=1");
+                    add_define(probe, pname + "=1");
                 } catch (const ConfigError& e) {
                     r.fail(k, e.message);
                 }
-                spec.params.push_back({name, param_values(r, v, name), std::string(section) == "sweep"});
+                if (registered && define && is_launch_param(pname))
+                    r.fail(k, "'" + pname + "' is a launch parameter of " + name +
+                                  ": sweep it under [sweep_launch]");
+                if (registered && !define && !is_launch_param(pname)) {
+                    std::vector<std::string> known;
+                    for (const auto& p : spec.contract.launch_params)
+                        known.push_back(p.name);
+                    r.fail(k, "'" + pname + "' is not a launch parameter of " + name +
+                                  " (known: " + (known.empty() ? "none" : joined(known)) + ")");
+                }
+                spec.params.push_back({pname, param_values(r, v, pname), define});
             }
     if (spec.params.empty())
         throw ConfigError("the sweep file sweeps nothing: add a [sweep] table", spec.file, 1, 1);
+    if (registered) {
+        spec.dtype = spec.contract.dtypes.front();
+        if (const auto* n = root.get("dtype")) {
+            const std::string d = r.string(*n, "dtype");
+            const auto& dtypes = spec.contract.dtypes;
+            if (std::none_of(dtypes.begin(), dtypes.end(),
+                             [&](DType x) { return dtype_name(x) == d; })) {
+                std::vector<std::string> known;
+                for (DType x : dtypes)
+                    known.emplace_back(dtype_name(x));
+                r.fail(*n, "kernel " + name + " has no dtype '" + d +
+                               "' (dtypes: " + joined(known) + ")");
+            }
+            spec.dtype = parse_dtype(d);
+        }
+    }
     const Scope scope = spec.scope({});
 
     if (const auto* n = root.get("constraints")) {
@@ -220,213 +297,35 @@ SweepSpec SweepSpec::load(const std::filesystem::path& path) {
         for (const auto& c : *a)
             spec.constraints.push_back(r.expr(c, scope, "constraint"));
     }
-    const auto* launch = root.get("launch");
-    if (!launch)
-        throw ConfigError("the sweep file needs a [launch] table (entry, grid, block)", spec.file, 1, 1);
-    const auto& lt = r.table(*launch, "launch");
-    r.only_keys(lt, {"entry", "grid", "block", "smem"}, "[launch]");
-    for (const char* required : {"entry", "grid", "block"})
-        if (!lt.contains(required))
-            r.fail(*launch, std::string("[launch] needs '") + required + "'");
-    spec.entry = r.string(*lt.get("entry"), "entry");
-    spec.grid = dims(r, *lt.get("grid"), scope, "grid");
-    spec.block = dims(r, *lt.get("block"), scope, "block");
-    if (const auto* s = lt.get("smem"))
-        spec.smem = r.expr(*s, scope, "smem");
-
-    const auto* args = root.get("args");
-    if (!args || !args->is_array_of_tables())
-        throw ConfigError("the sweep file needs [[args]] tables, one per kernel parameter", spec.file, 1, 1);
-    std::set<std::string> names;
-    for (const auto& node : *args->as_array()) {
-        const auto& t = *node.as_table();
-        r.only_keys(t, {"name", "type", "count", "value", "init", "output"}, "[[args]]");
-        SweepArg a;
-        a.line = static_cast<int>(t.source().begin.line);
-        if (!t.contains("name") || !t.contains("type"))
-            r.fail(node, "[[args]] needs 'name' and 'type'");
-        a.name = r.string(*t.get("name"), "name");
-        if (!names.insert(a.name).second)
-            r.fail(*t.get("name"), "argument '" + a.name + "' appears twice");
-        const std::string type = r.string(*t.get("type"), "type");
-        if (type == "f32*" || type == "bf16*") {
-            a.pointer = true;
-            a.dtype = type == "f32*" ? DType::f32 : DType::bf16;
-        } else if (type == "i32" || type == "f32") {
-            a.is_int = type == "i32";
-        } else {
-            r.fail(*t.get("type"), "unknown type '" + type + "' (known: f32*, bf16*, i32, f32)");
+    if (spec.inline_contract) {
+        InlineContractScope in;
+        in.kernel = name;
+        for (const auto& [k, v] : spec.shape) {
+            in.shape_keys.push_back(k);
+            in.shape += (in.shape.empty() ? "" : ",") + k + "=" + std::to_string(v);
         }
-        if (a.pointer) {
-            if (!t.contains("count"))
-                r.fail(node, "buffer argument '" + a.name + "' needs 'count' (elements)");
-            a.count = r.expr(*t.get("count"), scope, "count");
-            a.output = t.contains("output") && t.get("output")->value_or(false);
-            a.in_out = a.output && t.contains("init");
-            const std::string init = t.contains("init") ? r.string(*t.get("init"), "init")
-                                                        : (a.output ? "zeros" : "random");
-            if (init == "random")
-                a.init = SweepArg::Init::random;
-            else if (init == "zeros")
-                a.init = SweepArg::Init::zeros;
-            else if (init == "value") {
-                a.init = SweepArg::Init::value;
-                if (!t.contains("value"))
-                    r.fail(*t.get("init"), "init = \"value\" needs 'value'");
-            } else
-                r.fail(*t.get("init"), "unknown init '" + init + "' (known: random, zeros, value)");
-            if (t.contains("value"))
-                a.value = r.expr(*t.get("value"), scope, "value");
-        } else {
-            if (!t.contains("value"))
-                r.fail(node, "scalar argument '" + a.name + "' needs 'value'");
-            a.value = r.expr(*t.get("value"), scope, "value");
+        in.defines = spec.defines;
+        for (const SweepParam& p : spec.params) {
+            if (p.define)
+                in.defines[p.name] = std::to_string(p.values.front());
+            else
+                in.launch_params.push_back({p.name, std::to_string(p.values.front())});
         }
-        spec.args.push_back(std::move(a));
+        in.names = scope;
+        spec.contract = read_inline_contract(r, root, in);
+        spec.dtype = spec.contract.dtypes.front();
+        if (const auto* n = root.get("dtype"))
+            if (r.string(*n, "dtype") != dtype_name(spec.dtype))
+                r.fail(*n, "the inline contract's dtype is its first output's: " +
+                               std::string(dtype_name(spec.dtype)));
     }
-    if (std::none_of(spec.args.begin(), spec.args.end(), [](const SweepArg& a) { return a.output; }))
-        throw ConfigError("no argument is marked 'output = true': nothing to check", spec.file, 1, 1);
-
-    if (const auto* n = root.get("check")) {
-        const auto& t = r.table(*n, "check");
-        r.only_keys(t, {"mode", "rtol", "reference", "baseline"}, "[check]");
-        const std::string mode = t.contains("mode") ? r.string(*t.get("mode"), "mode") : "digest";
-        if (mode == "digest")
-            spec.check = Check::digest;
-        else if (mode == "tolerance")
-            spec.check = Check::tolerance;
-        else if (mode == "none")
-            spec.check = Check::none;
-        else
-            r.fail(*t.get("mode"), "unknown check mode '" + mode + "' (known: digest, tolerance, none)");
-        if (const auto* v = t.get("rtol")) {
-            if (!v->is_number())
-                r.fail(*v, "'rtol' must be a number");
-            spec.rtol = v->value_or(1e-5);
-        }
-        if (const auto* v = t.get("reference"))
-            spec.reference = r.string(*v, "reference");
-        if (spec.check == Check::tolerance && spec.reference.empty())
-            r.fail(*n, "tolerance mode needs 'reference' (a float64 reference: rms_norm, conv1d, delta_rule)");
-        if (const auto* v = t.get("baseline"))
-            for (const auto& [k, val] : r.table(*v, "baseline")) {
-                const std::string name(k.str());
-                if (std::none_of(spec.params.begin(), spec.params.end(),
-                                 [&](const SweepParam& p) { return p.name == name; }))
-                    r.fail(k, "baseline names '" + name + "', which is not swept");
-                spec.baseline[name] = r.integer(val, name);
-            }
-    }
-    if (const auto* n = root.get("bench")) {
-        const auto& t = r.table(*n, "bench");
-        r.only_keys(t, {"warmup", "reps", "flush_l2", "graph", "bytes", "flops"}, "[bench]");
-        if (const auto* v = t.get("graph")) {
-            if (!v->is_boolean())
-                r.fail(*v, "'graph' must be true or false");
-            spec.graph = v->value_or(false);
-        }
-        if (const auto* v = t.get("warmup"))
-            spec.warmup = static_cast<int>(r.integer(*v, "warmup"));
-        if (const auto* v = t.get("reps"))
-            spec.reps = static_cast<int>(r.integer(*v, "reps"));
-        if (spec.reps <= 0)
-            r.fail(*t.get("reps"), "'reps' must be positive");
-        if (const auto* v = t.get("flush_l2")) {
-            if (!v->is_boolean())
-                r.fail(*v, "'flush_l2' must be true or false");
-            spec.flush_l2 = v->value_or(false);
-        }
-        if (const auto* v = t.get("bytes"))
-            spec.bytes = r.expr(*v, scope, "bytes");
-        if (const auto* v = t.get("flops"))
-            spec.flops = r.expr(*v, scope, "flops");
-    }
+    spec.kernel = spec.contract.source_name();
+    spec.reference = spec.contract.reference;
+    if (const auto* n = root.get("check"))
+        read_check(r, *n, spec);
+    if (const auto* n = root.get("bench"))
+        read_bench(r, *n, spec);
     return spec;
-}
-
-std::string SweepVariant::label() const {
-    std::string s;
-    for (const auto& [k, v] : params)
-        s += (s.empty() ? "" : " ") + k + "=" + std::to_string(v);
-    return s;
-}
-
-std::vector<SweepVariant> expand(const SweepSpec& spec, std::size_t* rejected) {
-    std::vector<SweepVariant> out;
-    std::size_t dropped = 0;
-    std::vector<std::size_t> idx(spec.params.size(), 0);
-    const auto dim3_of = [&](const std::vector<Expr>& e, const Scope& s) {
-        Dim3 d;
-        unsigned* f[3] = {&d.x, &d.y, &d.z};
-        for (std::size_t i = 0; i < e.size(); ++i) {
-            const long long v = e[i].eval_int(s);
-            if (v <= 0 || v > 0xffffffffLL)
-                throw ConfigError("'" + e[i].text() + "' = " + std::to_string(v) +
-                                  " is not a valid launch dimension", spec.file);
-            *f[i] = static_cast<unsigned>(v);
-        }
-        return d;
-    };
-    while (true) {
-        SweepVariant v;
-        for (std::size_t p = 0; p < spec.params.size(); ++p)
-            v.params[spec.params[p].name] = spec.params[p].values[idx[p]];
-        const Scope s = spec.scope(v.params);
-        bool ok = true;
-        for (const auto& c : spec.constraints)
-            ok = ok && c.eval(s) != 0.0;
-        if (ok) {
-            v.defines = spec.defines;
-            for (const auto& p : spec.params)
-                if (p.define)
-                    v.defines[p.name] = std::to_string(v.params[p.name]);
-            v.grid = dim3_of(spec.grid, s);
-            v.block = dim3_of(spec.block, s);
-            v.smem = spec.smem ? static_cast<unsigned>(spec.smem->eval_int(s)) : 0;
-            out.push_back(std::move(v));
-        } else {
-            ++dropped;
-        }
-        std::size_t p = spec.params.size();
-        while (p > 0) {
-            --p;
-            if (++idx[p] < spec.params[p].values.size())
-                break;
-            idx[p] = 0;
-            if (p == 0) {
-                p = static_cast<std::size_t>(-1);
-                break;
-            }
-        }
-        if (p == static_cast<std::size_t>(-1))
-            break;
-    }
-    if (rejected)
-        *rejected = dropped;
-    if (out.empty())
-        throw ConfigError("no variant satisfies the constraints (" + std::to_string(dropped) +
-                              " rejected)",
-                          spec.file);
-    // The baseline: the variant the [check] table names, else the first.
-    std::size_t base = 0;
-    if (!spec.baseline.empty()) {
-        base = out.size();
-        for (std::size_t i = 0; i < out.size(); ++i) {
-            bool match = true;
-            for (const auto& [k, v] : spec.baseline)
-                match = match && out[i].params.at(k) == v;
-            if (match) {
-                base = i;
-                break;
-            }
-        }
-        if (base == out.size())
-            throw ConfigError("the baseline variant is not among the variants that satisfy the "
-                              "constraints",
-                              spec.file);
-    }
-    out[base].baseline = true;
-    return out;
 }
 
 } // namespace kjit

@@ -1,4 +1,4 @@
-#include "tuning/expr.hpp"
+#include "kernels/expr.hpp"
 
 #include "core/error.hpp"
 
@@ -12,6 +12,7 @@ namespace kjit {
 namespace {
 double ceil_div(double a, double b) { return std::ceil(a / b); }
 double modulo(double a, double b) { return std::fmod(a, b); }
+double round_f32(double a) { return static_cast<double>(static_cast<float>(a)); }
 } // namespace
 
 struct Expr::Impl {
@@ -25,6 +26,7 @@ Expr::Expr(const std::string& text, const Scope& scope, const std::string& file,
     try {
         mu::Parser& p = impl_->parser;
         p.DefineFun("ceil_div", ceil_div);
+        p.DefineFun("f32", round_f32);
         p.DefineOprt("%", modulo, mu::prMUL_DIV, mu::oaLEFT, true);
         for (const auto& [name, value] : scope) {
             impl_->slots[name] = value;

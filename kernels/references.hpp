@@ -1,9 +1,13 @@
 #pragma once
-// float64 references of the shipped kernels: the yardstick of every tolerance check.
+// float64 references of kjit's own kernels: the yardstick of every tolerance check.
 
 #include <span>
 
 namespace kjit {
+
+/// RMS normalization: y = x / sqrt(mean(x^2) + eps) * w, row by row.
+void rms_norm_reference(std::span<const double> x, std::span<const double> w, std::span<double> y,
+                        int rows, int n, double eps);
 
 /// Causal depthwise conv1d of width 4 over x [B, C, T] with weights [C, 4], bias [C] (may be
 /// empty), carry-in state [B, C, 3] (may be empty: zeros); writes y [B, C, T] and the

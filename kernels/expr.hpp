@@ -6,11 +6,12 @@
 
 namespace kjit {
 
-/// Named values an expression may use: shape entries and swept parameters.
+/// Named values an expression may use: shape entries, defines and launch parameters.
 using Scope = std::map<std::string, double>;
 
 /// An arithmetic expression over named values, through muparser: + - * / % ^, comparisons,
-/// && ||, ?:, min(...), max(...), ceil_div(a, b), floor, ceil, abs.
+/// && ||, ?:, min(...), max(...), ceil_div(a, b), floor, ceil, abs, sqrt, and f32(x), x
+/// rounded to the nearest float (a value written the way fp32 code computes it).
 class Expr {
   public:
     /// Parses `text` against the names in `scope` (their values may change before each eval).

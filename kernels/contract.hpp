@@ -1,0 +1,150 @@
+#pragma once
+
+#include "kernels/dtype.hpp"
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kjit {
+
+/// Defines by name, as injected into a compile.
+using Defines = std::map<std::string, std::string>;
+
+/// What an argument is to the pipeline.
+enum class ArgRole {
+    input,     ///< generated on the host, read by the kernel
+    output,    ///< filled with the canary, written by the kernel, checked
+    in_out,    ///< generated, read and written in place, checked
+    workspace, ///< scratch the steps share: filled with the canary, never checked
+    scalar,    ///< passed by value
+};
+
+/// The element type of a buffer, or the type of a scalar.
+enum class ArgType {
+    dtype, ///< buffers: the case's dtype
+    f32,
+    bf16, ///< buffers only
+    i32,  ///< scalars only, as are u32, i64, u64 and f64
+    u32,
+    i64,
+    u64,
+    f64,
+};
+
+/// One argument: a buffer or a scalar. Expressions read shape entries, numeric defines,
+/// launch parameters and `dtype_size` (bytes per element of the case's dtype).
+struct ContractArg {
+    std::string name;
+    ArgRole role = ArgRole::input;
+    ArgType type = ArgType::dtype;
+    std::string count; ///< buffers: elements, an expression ("rows * n")
+    std::string value; ///< scalars: an expression rounded to the type ("1e-6", "1 / sqrt(dk)")
+    /// Inputs and in-out buffers: element i is uniform(seed, i) * scale + offset in fp32,
+    /// rounded to the dtype; both expressions, evaluated in double and rounded to float.
+    std::string scale = "1";
+    std::string offset = "0";
+    /// Outputs and in-out buffers: the relative L2 error a check allows; 0: 1e-6 for f32,
+    /// 1e-2 for bf16.
+    double tolerance = 0;
+};
+
+/// A value launch expressions read that is not a define (so changing it needs no compile),
+/// with its default expression; a sweep may sweep it.
+struct LaunchParam {
+    std::string name;  ///< "ROWS_PER_LAUNCH"
+    std::string value; ///< the default: "rows"
+};
+
+/// A condition every case must meet; `{NAME}` in the message shows that name's value.
+struct Precondition {
+    std::string expr;    ///< "dk % DR_KSPLIT == 0 && dk <= DR_MAX_DK"
+    std::string message; ///< "dk={dk} must be a multiple of DR_KSPLIT={DR_KSPLIT}"
+};
+
+/// One step of a contract's pipeline: a kernel launch, or a device-to-device copy of one
+/// buffer into another of the same size.
+struct PipelineStep {
+    enum class Kind { launch, copy };
+    Kind kind = Kind::launch;
+    std::map<DType, std::string> entry;  ///< launch: the entry point per dtype of the contract
+    std::vector<std::string> grid{"1"};  ///< launch: 1 to 3 expressions
+    std::vector<std::string> block{"1"}; ///< launch: 1 to 3 expressions
+    std::string smem = "0";              ///< launch: dynamic shared memory in bytes
+    /// Launch: the kernel's parameters by argument name, in order; empty: every argument, in
+    /// the contract's order.
+    std::vector<std::string> args;
+    std::string from, to; ///< copy: buffer names
+};
+
+/// A case `kjit check` runs: a shape, in some dtypes, with defines over the contract's.
+struct CheckShape {
+    std::string shape;                ///< "rows=4096,n=7168"
+    std::vector<DType> dtypes;        ///< empty: every dtype of the contract, in its order
+    std::vector<std::string> defines; ///< NAME=VALUE over the contract's defaults
+};
+
+/// A kernel's host contract, written once: what check, bench, digest, sweeps, the tests and
+/// an application read to build its inputs, launch it, count its bytes and check it. Plain
+/// data and expression strings, so that a TOML file can declare one as well; the float64
+/// reference is a function registered by name (kernels/registry.hpp).
+struct KernelContract {
+    std::string name;                    ///< what verbs and sweep files name: "rms_norm"
+    std::string source;                  ///< the kernel source SOURCE.cu; empty: `name`
+    std::vector<std::string> shape_keys; ///< every shape gives exactly these, in this order
+    std::vector<DType> dtypes;           ///< the first is the default
+    Defines defines; ///< always injected unless overridden: every knob launch and reference read
+    std::vector<LaunchParam> launch_params;
+    std::vector<ContractArg> args; ///< buffers and scalars; inputs are seeded in this order
+    std::vector<Precondition> preconditions;
+    std::vector<PipelineStep> pipeline; ///< run in order on one stream
+    std::string bytes;       ///< bytes one run of the pipeline moves (expression; empty: unknown)
+    std::string flops;       ///< FLOPs of one run (expression; empty: unknown)
+    std::string reference;   ///< the registered float64 reference; empty: none
+    std::string bench_shape; ///< `kjit bench` without --shape
+    std::vector<CheckShape> check_shapes;   ///< `kjit check`
+    std::vector<std::string> digest_shapes; ///< `kjit digest record` without --shapes
+
+    /// The kernel source's name: `source`, or `name` when that is empty.
+    [[nodiscard]] const std::string& source_name() const { return source.empty() ? name : source; }
+};
+
+/// An input buffer of the case's dtype: element i is uniform(seed, i) * scale + offset.
+ContractArg input_arg(std::string name, std::string count, std::string scale = "1",
+                      std::string offset = "0");
+/// An output buffer of the case's dtype; `tolerance` 0: the dtype's (see ContractArg).
+ContractArg output_arg(std::string name, std::string count, double tolerance = 0);
+/// A scalar of `type` whose value is the expression `value`.
+ContractArg scalar_arg(std::string name, ArgType type, std::string value);
+/// A launch of `entry` (per dtype) over `grid` and `block`, passing `args` (empty: all).
+PipelineStep launch_step(std::map<DType, std::string> entry, std::vector<std::string> grid,
+                         std::vector<std::string> block, std::vector<std::string> args = {},
+                         std::string smem = "0");
+/// A device copy of buffer `from` into buffer `to`.
+PipelineStep copy_step(std::string from, std::string to);
+
+/// "input", "output", "in_out", "workspace" or "scalar".
+std::string_view arg_role_name(ArgRole role);
+/// "dtype", "f32", "bf16", "i32", "u32", "i64", "u64" or "f64".
+std::string_view arg_type_name(ArgType type);
+/// The type named `name`; ConfigError naming the known ones otherwise.
+ArgType parse_arg_type(std::string_view name);
+/// True for roles whose buffers are generated on the host (input, in_out).
+bool is_generated(ArgRole role);
+/// True for roles whose buffers are checked after a run (output, in_out).
+bool is_checked(ArgRole role);
+
+/// Checks the contract's structure and compiles each expression against the names it may
+/// read; ConfigError "contract NAME: ..." at the first mistake. Shapes are checked too.
+void validate_contract(const KernelContract& contract);
+
+namespace detail {
+/// The structural part of validate_contract: names, roles, types, steps (no expressions).
+void check_contract_structure(const KernelContract& contract);
+} // namespace detail
+
+/// Every field in one canonical text: equal texts, equal contracts (a results-cache key).
+std::string contract_text(const KernelContract& contract);
+
+} // namespace kjit

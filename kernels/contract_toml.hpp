@@ -1,0 +1,28 @@
+#pragma once
+
+#include "kernels/contract.hpp"
+#include "kernels/toml_reader.hpp"
+
+#include <string>
+#include <vector>
+
+namespace kjit {
+
+/// What an inline contract is read against: the names its file declares around it.
+struct InlineContractScope {
+    std::string kernel; ///< the kernel source, and the contract's name
+    std::vector<std::string> shape_keys;
+    std::string shape;                      ///< the file's shape as text: the bench shape
+    Defines defines;                        ///< fixed defines and each swept define's first value
+    std::vector<LaunchParam> launch_params; ///< swept launch values, each first value the default
+    Scope names;                            ///< every name an expression may read
+};
+
+/// Reads the contract of a kernel that has none registered, declared inline in a sweep file:
+/// [launch] (entry, grid, block, smem), [[args]] (name; type f32*, bf16*, i32 or f32; count;
+/// value; init random, zeros or value; output) and [bench] bytes and flops. Every mistake is a
+/// ConfigError at its file:line:col.
+KernelContract read_inline_contract(const TomlReader& r, const toml::table& root,
+                                    const InlineContractScope& scope);
+
+} // namespace kjit

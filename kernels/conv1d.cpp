@@ -1,0 +1,82 @@
+// conv1d (kernel_src/conv1d.cu): its contract and its float64 reference.
+#include "kernels/builtin.hpp"
+#include "kernels/reference.hpp"
+#include "kernels/references.hpp"
+
+#include <cmath>
+
+namespace kjit {
+
+void conv1d_reference(std::span<const double> x, std::span<const double> w,
+                      std::span<const double> bias, std::span<const double> state_in,
+                      std::span<double> y, std::span<double> state_out, int batch, int channels,
+                      int steps, bool silu) {
+    for (long long row = 0; row < static_cast<long long>(batch) * channels; ++row) {
+        const int c = static_cast<int>(row % channels);
+        const auto xx = [&](int t) {
+            if (t >= 0)
+                return x[row * steps + t];
+            return state_in.empty() ? 0.0 : state_in[row * 3 + 3 + t];
+        };
+        for (int t = 0; t < steps; ++t) {
+            double z = bias.empty() ? 0.0 : bias[c];
+            for (int k = 0; k < 4; ++k)
+                z += w[c * 4 + k] * xx(t - 3 + k);
+            y[row * steps + t] = silu ? z / (1.0 + std::exp(-z)) : z;
+        }
+        for (int k = 0; k < 3; ++k)
+            state_out[row * 3 + k] = xx(steps - 3 + k);
+    }
+}
+
+namespace detail {
+
+void conv1d_reference_io(ReferenceIo& io) {
+    conv1d_reference(io.input("x"), io.input("w"), io.input("bias"), io.input("state_in"),
+                     io.output("y"), io.output("state_out"), static_cast<int>(io.shape("b")),
+                     static_cast<int>(io.shape("c")), static_cast<int>(io.shape("t")),
+                     io.define("CONV_SILU") != 0);
+}
+
+KernelContract conv1d_contract() {
+    KernelContract c;
+    c.name = "conv1d";
+    c.shape_keys = {"b", "c", "t"};
+    c.dtypes = {DType::f32, DType::bf16};
+    c.defines = {{"CONV_TILE", "8"}, {"CONV_BLOCK", "256"}, {"CONV_SILU", "1"}};
+    c.args = {
+        input_arg("x", "b * c * t"),
+        input_arg("w", "c * 4"),
+        input_arg("bias", "c"),
+        input_arg("state_in", "b * c * 3"),
+        output_arg("y", "b * c * t"),
+        output_arg("state_out", "b * c * 3"),
+        scalar_arg("batch", ArgType::i32, "b"),
+        scalar_arg("channels", ArgType::i32, "c"),
+        scalar_arg("steps", ArgType::i32, "t"),
+    };
+    // One thread per tile of CONV_TILE time steps of one (batch, channel) row.
+    c.pipeline = {launch_step({{DType::f32, "conv1d_f32"}, {DType::bf16, "conv1d_bf16"}},
+                              {"ceil_div(b * c * ceil_div(t, CONV_TILE), CONV_BLOCK)"},
+                              {"CONV_BLOCK"})};
+    // Read x, w, bias and the carry-in, write y and the carry-out; four FMAs per output (the
+    // activation is not counted).
+    c.bytes = "(2 * b * c * t + 5 * c + 2 * b * c * 3) * dtype_size";
+    c.flops = "8 * b * c * t";
+    c.reference = "conv1d";
+    c.bench_shape = "b=8,c=4096,t=1300";
+    // Production, then a length no tile divides over an odd channel count (the scalar path).
+    for (DType d : {DType::f32, DType::bf16}) {
+        c.check_shapes.push_back({"b=8,c=4096,t=1300", {d}, {}});
+        c.check_shapes.push_back({"b=3,c=5,t=37", {d}, {}});
+    }
+    // The reference must follow the activation knob.
+    c.check_shapes.push_back({"b=3,c=5,t=37", {DType::f32}, {"CONV_SILU=0"}});
+    // One tile, a length that is no multiple of the tile (the element-by-element path), and
+    // the production length at fewer channels.
+    c.digest_shapes = {"b=1,c=4,t=8", "b=2,c=64,t=37", "b=2,c=256,t=1300"};
+    return c;
+}
+
+} // namespace detail
+} // namespace kjit

@@ -1,0 +1,86 @@
+#include "kernels/launch_case.hpp"
+
+#include "core/error.hpp"
+#include "runtime/stream.hpp"
+
+#include <array>
+
+namespace kjit {
+
+std::vector<const Function*> step_functions(const CasePlan& plan, const EntryLookup& lookup) {
+    std::vector<const Function*> out;
+    for (const StepPlan& s : plan.steps)
+        out.push_back(s.kind == PipelineStep::Kind::launch ? &lookup(s.entry) : nullptr);
+    return out;
+}
+
+LaunchConfig enqueue_case(const CasePlan& plan, std::span<const Function* const> functions,
+                          std::span<const CUdeviceptr> buffers, CUstream stream) {
+    if (functions.size() != plan.steps.size() || buffers.size() != plan.buffers.size())
+        throw Error(plan.kernel + ": " + std::to_string(plan.steps.size()) + " steps over " +
+                    std::to_string(plan.buffers.size()) + " buffers, given " +
+                    std::to_string(functions.size()) + " functions and " +
+                    std::to_string(buffers.size()) + " buffers");
+    LaunchConfig last;
+    for (std::size_t s = 0; s < plan.steps.size(); ++s) {
+        const StepPlan& step = plan.steps[s];
+        if (step.kind == PipelineStep::Kind::copy) {
+            const CUresult r = driver().cuMemcpyDtoDAsync(buffers[step.to], buffers[step.from],
+                                                          plan.buffers[step.to].bytes(), stream);
+            if (r != CUDA_SUCCESS) // the context is built only on failure
+                check(r, "cuMemcpyDtoDAsync",
+                      plan.kernel + " " + plan.buffers[step.from].name + " -> " +
+                          plan.buffers[step.to].name);
+            continue;
+        }
+        // Parameters point into these arrays; small pipelines need no allocation.
+        constexpr std::size_t kInline = 16;
+        const std::size_t n = step.params.size();
+        std::array<void*, kInline> inline_params{};
+        std::array<std::size_t, kInline> inline_sizes{}, inline_aligns{};
+        std::vector<void*> heap_params;
+        std::vector<std::size_t> heap_sizes, heap_aligns;
+        void** params = inline_params.data();
+        std::size_t* sizes = inline_sizes.data();
+        std::size_t* aligns = inline_aligns.data();
+        if (n > kInline) {
+            heap_params.resize(n);
+            heap_sizes.resize(n);
+            heap_aligns.resize(n);
+            params = heap_params.data();
+            sizes = heap_sizes.data();
+            aligns = heap_aligns.data();
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+            const ParamRef& r = step.params[i];
+            if (r.scalar) {
+                const ScalarSpec& sc = plan.scalars[r.index];
+                params[i] = const_cast<std::byte*>(sc.bytes.data());
+                sizes[i] = aligns[i] = sc.size;
+            } else {
+                params[i] = const_cast<CUdeviceptr*>(&buffers[r.index]);
+                sizes[i] = sizeof(CUdeviceptr);
+                aligns[i] = alignof(CUdeviceptr);
+            }
+        }
+        last = step.config(stream);
+        functions[s]->launch_packed(last, params, std::span<const std::size_t>(sizes, n),
+                                    std::span<const std::size_t>(aligns, n), step.signature);
+    }
+    return last;
+}
+
+std::vector<HostBuffer> run_case_once(const CasePlan& plan,
+                                      std::span<const Function* const> functions,
+                                      CaseBuffers& buffers, LaunchConfig* launched) {
+    buffers.select(0);
+    buffers.fill_canary();
+    const Stream stream;
+    const LaunchConfig config = enqueue_case(plan, functions, buffers.pointers(), stream.handle());
+    stream.synchronize();
+    if (launched)
+        *launched = config;
+    return buffers.download();
+}
+
+} // namespace kjit

@@ -1,0 +1,32 @@
+#pragma once
+
+#include "kernels/case_buffers.hpp"
+#include "kernels/plan.hpp"
+#include "runtime/launch.hpp"
+
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace kjit {
+
+/// Finds a loaded entry point by name (an engine's prepared module, a Module).
+using EntryLookup = std::function<const Function&(const std::string& entry)>;
+
+/// The Function of each step of `plan`: `lookup(entry)` for launches, nullptr for copies.
+std::vector<const Function*> step_functions(const CasePlan& plan, const EntryLookup& lookup);
+
+/// Enqueues the pipeline of `plan` on `stream` (no synchronization): buffer i of the plan at
+/// `buffers[i]`, launch step s through `functions[s]`. Returns the last launch's configuration.
+LaunchConfig enqueue_case(const CasePlan& plan, std::span<const Function* const> functions,
+                          std::span<const CUdeviceptr> buffers, CUstream stream);
+
+/// Fills the outputs with the canary, runs the pipeline once on input set 0 on a stream of its
+/// own, waits, and returns every output; `launched`, when given, receives the last launch's
+/// configuration.
+std::vector<HostBuffer> run_case_once(const CasePlan& plan,
+                                      std::span<const Function* const> functions,
+                                      CaseBuffers& buffers, LaunchConfig* launched = nullptr);
+
+} // namespace kjit

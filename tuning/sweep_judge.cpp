@@ -1,0 +1,54 @@
+#include "tuning/sweep_judge.hpp"
+
+#include <cstdio>
+#include <string>
+
+namespace kjit {
+
+void judge_sweep(const SweepSpec& spec, SweepResult& result) {
+    if (result.rows.empty())
+        return;
+    std::size_t base = 0;
+    while (base + 1 < result.rows.size() && !result.rows[base].variant.baseline)
+        ++base;
+    const SweepRow& b = result.rows[base];
+    for (auto& row : result.rows) {
+        if (!row.error.empty()) {
+            row.check = "FAILED";
+            continue;
+        }
+        if (b.error.empty() && b.stats.median > 0)
+            row.ratio = row.stats.median / b.stats.median;
+        if (row.unwritten > 0) {
+            row.check = "UNWRITTEN " + std::to_string(row.unwritten);
+            continue;
+        }
+        if (spec.check == SweepSpec::Check::tolerance) {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%.2e", row.error_vs_reference);
+            row.check = (row.error_vs_reference >= 0 && row.error_vs_reference <= spec.rtol
+                             ? "within tolerance "
+                             : "OUT OF TOLERANCE ") +
+                        std::string(buf);
+            continue;
+        }
+        if (spec.check != SweepSpec::Check::digest) {
+            row.check = "-";
+            continue;
+        }
+        if (!b.error.empty()) {
+            row.check = "no baseline";
+            continue;
+        }
+        if (row.digests == b.digests) {
+            row.check = "IDENTICAL";
+            continue;
+        }
+        row.check = "DIFFERS";
+        for (std::size_t o = 0; o < row.digests.size() && o < b.digests.size(); ++o)
+            if (row.digests[o] != b.digests[o])
+                row.check += " (" + row.digests[o].first + ")";
+    }
+}
+
+} // namespace kjit

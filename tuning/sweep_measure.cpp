@@ -1,0 +1,88 @@
+#include "tuning/sweep_measure.hpp"
+
+#include "kernels/inputs.hpp"
+#include "kernels/launch_case.hpp"
+#include "kernels/reference.hpp"
+#include "runtime/geometry.hpp"
+#include "tuning/digest.hpp"
+#include "tuning/numeric.hpp"
+
+#include <algorithm>
+
+namespace kjit {
+
+SweepMeasure::SweepMeasure(const SweepSpec& spec, const std::vector<SweepVariant>& variants,
+                           const Device& device, std::uint64_t seed)
+    : spec_(spec), device_(device) {
+    const auto base = std::find_if(variants.begin(), variants.end(),
+                                   [](const SweepVariant& v) { return v.baseline; });
+    // Every variant plans the same buffers; their sizes may depend on its values.
+    CasePlan capacity = base->plan;
+    for (const SweepVariant& v : variants)
+        for (std::size_t b = 0; b < capacity.buffers.size(); ++b)
+            capacity.buffers[b].count =
+                std::max(capacity.buffers[b].count, v.plan.buffers[b].count);
+    const std::vector<HostBuffer> inputs = generated_inputs(capacity, seed);
+    buffers_ = std::make_unique<CaseBuffers>(capacity, inputs);
+    if (spec.check != SweepSpec::Check::tolerance)
+        return;
+    // The reference named by the sweep, fed the baseline variant's own inputs by name.
+    CasePlan plan = base->plan;
+    plan.reference = spec.reference;
+    std::vector<std::vector<double>> values;
+    for (std::size_t k = 0; k < plan.inputs.size(); ++k) {
+        std::vector<double> v = element_values(inputs[k]);
+        v.resize(plan.buffers[plan.inputs[k]].count);
+        values.push_back(std::move(v));
+    }
+    std::vector<std::vector<double>> out =
+        reference_outputs(plan, std::span<const std::vector<double>>(values));
+    for (std::size_t i = 0; i < plan.outputs.size(); ++i)
+        want_[plan.buffers[plan.outputs[i]].name] = std::move(out[i]);
+}
+
+void SweepMeasure::measure(SweepRow& row, std::span<const Function* const> functions,
+                           double copy_gbps) {
+    const CasePlan& plan = row.variant.plan;
+    // Pure outputs get the canary, in-out buffers their generated content; one run, then
+    // digests of every output.
+    buffers_->fill_canary();
+    BenchOptions bo;
+    bo.warmup = spec_.warmup;
+    bo.reps = spec_.reps;
+    bo.flush_l2 = spec_.flush_l2;
+    bo.graph = spec_.graph;
+    Bench bench(device_, bo);
+    enqueue_case(plan, functions, buffers_->pointers(), bench.stream());
+    check(driver().cuStreamSynchronize(bench.stream()), "cuStreamSynchronize");
+    std::vector<HostBuffer> outs = buffers_->download();
+    for (std::size_t o = 0; o < outs.size(); ++o) {
+        HostBuffer& h = outs[o];
+        const BufferSpec& spec = plan.buffers[plan.outputs[o]];
+        h.count = spec.count;
+        h.bytes.resize(spec.bytes());
+        if (spec.role != ArgRole::in_out)
+            row.unwritten += find_unwritten(h).count;
+        if (const auto w = want_.find(h.name); w != want_.end())
+            row.error_vs_reference =
+                std::max(row.error_vs_reference, relative_l2(element_values(h), w->second));
+        row.digests.emplace_back(h.name, digest(h));
+    }
+    row.stats =
+        bench.run([&](CUstream st) { enqueue_case(plan, functions, buffers_->pointers(), st); });
+    std::size_t main = plan.steps.size() - 1;
+    while (plan.steps[main].kind != PipelineStep::Kind::launch)
+        --main;
+    const Function& fn = *functions[main];
+    const LaunchGeometry g = launch_geometry(fn, plan.steps[main].config());
+    row.blocks_per_sm = g.blocks_per_sm;
+    row.waves = g.waves;
+    row.sm_share = g.sm_share;
+    row.registers = fn.registers();
+    if (plan.bytes > 0) {
+        row.gbps = plan.bytes / (row.stats.median * 1e-3) / 1e9;
+        row.copy_share = copy_gbps > 0 ? row.gbps / copy_gbps : 0;
+    }
+}
+
+} // namespace kjit

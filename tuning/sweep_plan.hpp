@@ -1,0 +1,29 @@
+#pragma once
+
+#include "kernels/plan.hpp"
+#include "tuning/sweep_spec.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kjit {
+
+/// One point of the sweep: the contract planned at the sweep's case with its values.
+struct SweepVariant {
+    std::map<std::string, long long> params;
+    Defines defines;     ///< every define it is compiled with: the contract's, fixed and swept
+    LaunchValues launch; ///< every launch parameter of the contract
+    CasePlan plan;
+    Dim3 grid, block; ///< of the plan's main launch
+    unsigned smem = 0;
+    bool baseline = false;
+    [[nodiscard]] std::string label() const; ///< "RMS_BLOCK=256 ROWS_PER_LAUNCH=2048"
+};
+
+/// Every combination of the parameters that satisfies the constraints and the contract's
+/// preconditions, in file order (the last parameter varies fastest); `rejected` counts the
+/// others. ConfigError when none is left, naming the first failed precondition.
+std::vector<SweepVariant> expand(const SweepSpec& spec, std::size_t* rejected = nullptr);
+
+} // namespace kjit
