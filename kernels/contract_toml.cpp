@@ -1,6 +1,8 @@
 #include "kernels/contract_toml.hpp"
 
-#include <algorithm>
+#include "core/error.hpp"
+
+#include <optional>
 #include <set>
 
 namespace kjit {
@@ -8,72 +10,90 @@ namespace kjit {
 namespace {
 
 /// 1 to 3 launch dimensions, each an expression checked against `names`.
-std::vector<std::string> dims(const TomlReader& r, const toml::node& n, const Scope& names,
-                              const std::string& what) {
+std::vector<std::string> dims(const TomlNode& n, const Scope& names, std::string_view what) {
     std::vector<std::string> out;
-    const auto one = [&](const toml::node& v) { out.push_back(r.expr(v, names, what).text()); };
-    if (const auto* a = n.as_array()) {
-        if (a->empty() || a->size() > 3)
-            r.fail(n, "'" + what + "' takes 1 to 3 expressions");
-        for (const auto& v : *a)
-            one(v);
-    } else {
-        one(n);
-    }
+    for (const TomlExpression& e : n.expressions(what, 1, 3))
+        out.push_back(Expr(e, names).text());
     return out;
 }
 
+/// `output = ...` as the sweep file has always read it: true, or a non-zero integer.
+bool is_output(const TomlTable& t) {
+    const auto n = t.get("output");
+    if (!n)
+        return false;
+    if (const auto b = n->as_boolean())
+        return *b;
+    return n->as_integer().value_or(0) != 0;
+}
+
 /// One [[args]] table as a contract argument.
-ContractArg read_arg(const TomlReader& r, const toml::node& node, const Scope& names,
-                     std::set<std::string>& seen) {
-    const auto& t = *node.as_table();
-    r.only_keys(t, {"name", "type", "count", "value", "init", "output"}, "[[args]]");
+ContractArg read_arg(const TomlTable& t, const Scope& names, std::set<std::string>& seen) {
+    t.only_keys({"name", "type", "count", "value", "init", "output"}, "[[args]]");
     if (!t.contains("name") || !t.contains("type"))
-        r.fail(node, "[[args]] needs 'name' and 'type'");
+        t.fail("[[args]] needs 'name' and 'type'");
     ContractArg a;
-    a.name = r.string(*t.get("name"), "name");
+    const TomlNode name = *t.get("name");
+    a.name = name.string("name");
     if (!seen.insert(a.name).second)
-        r.fail(*t.get("name"), "argument '" + a.name + "' appears twice");
-    const std::string type = r.string(*t.get("type"), "type");
+        name.fail("argument '" + a.name + "' appears twice");
+    const TomlNode type_node = *t.get("type");
+    const std::string type = type_node.string("type");
     if (type == "f32*" || type == "bf16*") {
         a.type = type == "f32*" ? ArgType::f32 : ArgType::bf16;
     } else if (type == "i32" || type == "f32") {
         a.role = ArgRole::scalar;
         a.type = type == "i32" ? ArgType::i32 : ArgType::f32;
     } else {
-        r.fail(*t.get("type"), "unknown type '" + type + "' (known: f32*, bf16*, i32, f32)");
+        type_node.fail("unknown type '" + type + "' (known: f32*, bf16*, i32, f32)");
     }
     if (a.role == ArgRole::scalar) {
         if (!t.contains("value"))
-            r.fail(node, "scalar argument '" + a.name + "' needs 'value'");
-        a.value = r.expr(*t.get("value"), names, "value").text();
+            t.fail("scalar argument '" + a.name + "' needs 'value'");
+        a.value = Expr(t.get("value")->expression("value"), names).text();
         return a;
     }
     if (!t.contains("count"))
-        r.fail(node, "buffer argument '" + a.name + "' needs 'count' (elements)");
-    a.count = r.expr(*t.get("count"), names, "count").text();
-    const bool output = t.contains("output") && t.get("output")->value_or(false);
-    const std::string init =
-        t.contains("init") ? r.string(*t.get("init"), "init") : (output ? "zeros" : "random");
+        t.fail("buffer argument '" + a.name + "' needs 'count' (elements)");
+    a.count = Expr(t.get("count")->expression("count"), names).text();
+    const bool output = is_output(t);
+    const auto init_node = t.get("init");
+    const std::string init = init_node ? init_node->string("init") : (output ? "zeros" : "random");
     // An output given an init is read and written: a state updated in place.
-    a.role = output ? (t.contains("init") ? ArgRole::in_out : ArgRole::output) : ArgRole::input;
+    a.role = output ? (init_node ? ArgRole::in_out : ArgRole::output) : ArgRole::input;
     if (init == "zeros") {
         a.scale = "0";
     } else if (init == "value") {
         if (!t.contains("value"))
-            r.fail(*t.get("init"), "init = \"value\" needs 'value'");
+            init_node->fail("init = \"value\" needs 'value'");
         a.scale = "0";
-        a.offset = r.expr(*t.get("value"), names, "value").text();
+        a.offset = Expr(t.get("value")->expression("value"), names).text();
     } else if (init != "random") {
-        r.fail(*t.get("init"), "unknown init '" + init + "' (known: random, zeros, value)");
+        init_node->fail("unknown init '" + init + "' (known: random, zeros, value)");
     }
     return a;
 }
 
+/// The [[args]] tables of the file, or nullopt when there are none.
+std::optional<std::vector<TomlTable>> args_tables(const TomlTable& root) {
+    const auto args = root.get("args");
+    const auto list = args ? args->as_array() : std::nullopt;
+    if (!list || list->empty())
+        return std::nullopt;
+    std::vector<TomlTable> out;
+    for (const TomlNode& item : list->items()) {
+        const auto t = item.as_table();
+        if (!t)
+            return std::nullopt;
+        out.push_back(*t);
+    }
+    return out;
+}
+
 } // namespace
 
-KernelContract read_inline_contract(const TomlReader& r, const toml::table& root,
-                                    const InlineContractScope& scope) {
+KernelContract read_inline_contract(const TomlTable& root, const InlineContractScope& scope) {
+    const SourceLocation file_start{root.where().path, 1, 1};
     KernelContract c;
     c.name = scope.kernel;
     c.shape_keys = scope.shape_keys;
@@ -81,31 +101,30 @@ KernelContract read_inline_contract(const TomlReader& r, const toml::table& root
     c.launch_params = scope.launch_params;
     c.bench_shape = scope.shape;
 
-    const auto* launch = root.get("launch");
+    const auto launch = root.get("launch");
     if (!launch)
-        throw ConfigError("the sweep file needs a [launch] table (entry, grid, block)", r.file, 1,
-                          1);
-    const auto& lt = r.table(*launch, "launch");
-    r.only_keys(lt, {"entry", "grid", "block", "smem"}, "[launch]");
+        throw ConfigError("the sweep file needs a [launch] table (entry, grid, block)", file_start);
+    const TomlTable lt = launch->table("launch");
+    lt.only_keys({"entry", "grid", "block", "smem"}, "[launch]");
     for (const char* required : {"entry", "grid", "block"})
         if (!lt.contains(required))
-            r.fail(*launch, std::string("[launch] needs '") + required + "'");
-    const std::string entry = r.string(*lt.get("entry"), "entry");
+            launch->fail(std::string("[launch] needs '") + required + "'");
+    const std::string entry = lt.get("entry")->string("entry");
     PipelineStep step;
-    step.grid = dims(r, *lt.get("grid"), scope.names, "grid");
-    step.block = dims(r, *lt.get("block"), scope.names, "block");
-    if (const auto* s = lt.get("smem"))
-        step.smem = r.expr(*s, scope.names, "smem").text();
+    step.grid = dims(*lt.get("grid"), scope.names, "grid");
+    step.block = dims(*lt.get("block"), scope.names, "block");
+    if (const auto s = lt.get("smem"))
+        step.smem = Expr(s->expression("smem"), scope.names).text();
 
-    const auto* args = root.get("args");
-    if (!args || !args->is_array_of_tables())
-        throw ConfigError("the sweep file needs [[args]] tables, one per kernel parameter", r.file,
-                          1, 1);
+    const auto args = args_tables(root);
+    if (!args)
+        throw ConfigError("the sweep file needs [[args]] tables, one per kernel parameter",
+                          file_start);
     std::set<std::string> seen;
     DType dtype = DType::f32;
     bool have_dtype = false;
-    for (const auto& node : *args->as_array()) {
-        ContractArg a = read_arg(r, node, scope.names, seen);
+    for (const TomlTable& t : *args) {
+        ContractArg a = read_arg(t, scope.names, seen);
         // The case's dtype is the first output's: its entry point is compiled for it.
         if (!have_dtype && is_checked(a.role)) {
             dtype = a.type == ArgType::bf16 ? DType::bf16 : DType::f32;
@@ -114,17 +133,17 @@ KernelContract read_inline_contract(const TomlReader& r, const toml::table& root
         c.args.push_back(std::move(a));
     }
     if (!have_dtype)
-        throw ConfigError("no argument is marked 'output = true': nothing to check", r.file, 1, 1);
+        throw ConfigError("no argument is marked 'output = true': nothing to check", file_start);
     c.dtypes = {dtype};
     step.entry = {{dtype, entry}};
     c.pipeline = {std::move(step)};
 
-    if (const auto* n = root.get("bench")) {
-        const auto& t = r.table(*n, "bench");
-        if (const auto* v = t.get("bytes"))
-            c.bytes = r.expr(*v, scope.names, "bytes").text();
-        if (const auto* v = t.get("flops"))
-            c.flops = r.expr(*v, scope.names, "flops").text();
+    if (const auto n = root.get("bench")) {
+        const TomlTable t = n->table("bench");
+        if (const auto v = t.get("bytes"))
+            c.bytes = Expr(v->expression("bytes"), scope.names).text();
+        if (const auto v = t.get("flops"))
+            c.flops = Expr(v->expression("flops"), scope.names).text();
     }
     return c;
 }

@@ -1,7 +1,8 @@
 #pragma once
 
+#include "core/toml.hpp"
 #include "kernels/contract.hpp"
-#include "kernels/toml_reader.hpp"
+#include "kernels/expr.hpp"
 
 #include <string>
 #include <vector>
@@ -18,11 +19,10 @@ struct InlineContractScope {
     Scope names;                            ///< every name an expression may read
 };
 
-/// Reads the contract of a kernel that has none registered, declared inline in a sweep file:
-/// [launch] (entry, grid, block, smem), [[args]] (name; type f32*, bf16*, i32 or f32; count;
-/// value; init random, zeros or value; output) and [bench] bytes and flops. Every mistake is a
-/// ConfigError at its file:line:col.
-KernelContract read_inline_contract(const TomlReader& r, const toml::table& root,
-                                    const InlineContractScope& scope);
+/// Reads the contract of a kernel that has none registered, declared inline in a sweep file
+/// (`root`, its top-level table): [launch] (entry, grid, block, smem), [[args]] (name; type
+/// f32*, bf16*, i32 or f32; count; value; init random, zeros or value; output) and [bench]
+/// bytes and flops. Every mistake is a ConfigError at its file:line:col.
+KernelContract read_inline_contract(const TomlTable& root, const InlineContractScope& scope);
 
 } // namespace kjit

@@ -1,6 +1,7 @@
 #include "kernels/expr.hpp"
 
 #include "core/error.hpp"
+#include "core/toml.hpp"
 
 #include <muParser.h>
 
@@ -39,6 +40,10 @@ Expr::Expr(const std::string& text, const Scope& scope, const std::string& file,
                           column_ > 0 ? column_ + std::max(0, e.GetPos()) : 0);
     }
 }
+
+Expr::Expr(const TomlExpression& expression, const Scope& scope)
+    : Expr(expression.text, scope, expression.where.path, expression.where.line,
+           expression.where.column) {}
 
 Expr::Expr(Expr&&) noexcept = default;
 Expr& Expr::operator=(Expr&&) noexcept = default;

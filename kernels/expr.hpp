@@ -6,6 +6,8 @@
 
 namespace kjit {
 
+struct TomlExpression;
+
 /// Named values an expression may use: shape entries, defines and launch parameters.
 using Scope = std::map<std::string, double>;
 
@@ -19,6 +21,9 @@ class Expr {
     /// unknown name; `column` is where the text starts in its file.
     Expr(const std::string& text, const Scope& scope, const std::string& file = {}, int line = 0,
          int column = 0);
+    /// Parses an expression read from a TOML file; a mistake is reported at its file:line and
+    /// the column of the mistake inside the string.
+    Expr(const TomlExpression& expression, const Scope& scope);
     Expr(Expr&&) noexcept;
     Expr& operator=(Expr&&) noexcept;
     ~Expr();

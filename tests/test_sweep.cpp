@@ -201,7 +201,7 @@ TEST_CASE("every broken sweep fixture is reported at its file:line:col with exit
         {"syntax.toml", "2:7: error: Error while parsing table header: expected ']'"},
         {"unknown_contract.toml", "1:10: error: no contract for kernel 'rms_nrom' (known: rms_norm, conv1d, delta_rule); a kernel without one declares its launch inline: [launch] and [[args]]"},
         {"unknown_kernel.toml", "1:10: error: unknown kernel 'rms_nrom' (known kernels: conv1d, delta_rule, rms_norm)"},
-        {"unknown_key.toml", "7:2: error: unknown key 'swep' in the sweep file"},
+        {"unknown_key.toml", "7:2: error: unknown key 'swep' in the sweep file; did you mean 'sweep'?"},
         {"unknown_name.toml", "12:9: error: bad expression 'rowz': Unexpected token \"rowz\" found at position 0."},
         {"unknown_reference.toml", "12:13: error: no float64 reference is registered as 'rms_nrom' (known: conv1d, delta_rule, rms_norm)"},
         {"unknown_type.toml", "22:8: error: unknown type 'f16*' (known: f32*, bf16*, i32, f32)"},
@@ -245,6 +245,34 @@ TEST_CASE("an inline contract sweeps a kernel that has none registered") {
     const auto v = expand(spec);
     CHECK(v[0].plan.bytes == (2.0 * 64 * 1000 + 1000) * 4);
     CHECK(v[0].plan.scalars.at(2).value == static_cast<double>(1e-6f));
+}
+
+TEST_CASE("an inline contract's mistakes are reported at their file:line:col") {
+    test::TempDir dir;
+    write_user_tree(dir.path());
+    const auto path = dir.path() / "inline.toml";
+    std::string good;
+    {
+        std::ifstream in(path);
+        good.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    const auto fails = [&](const std::string& from, const std::string& to,
+                           const std::string& message) {
+        std::string text = good;
+        const auto at = text.find(from);
+        REQUIRE(at != std::string::npos);
+        text.replace(at, from.size(), to);
+        std::ofstream(path, std::ios::trunc) << text;
+        CHECK_THROWS_WITH_AS(SweepSpec::load(path), (path.string() + ":" + message).c_str(),
+                             ConfigError);
+    };
+    fails("output = true", "outptu = true",
+          "25:1: error: unknown key 'outptu' in [[args]]; did you mean 'output'?");
+    fails("grid = \"rows\"", "grid = []", "11:8: error: 'grid' takes 1 to 3 expressions");
+    fails("count = \"n\"", "count = \"n * * 2\"",
+          "20:14: error: bad expression 'n * * 2': Unexpected operator \"*\" found at position 4");
+    fails("entry = \"rms_norm_f32\"", "entry = \"rms_norm_f32\"\nthreads = 1",
+          "11:1: error: unknown key 'threads' in [launch] (known: entry, grid, block, smem)");
 }
 
 } // TEST_SUITE
