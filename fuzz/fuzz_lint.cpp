@@ -1,6 +1,10 @@
 // libFuzzer target for the linter's text layer (scanner, text rules, expression evaluator,
 // name suggestion): any bytes, no crash, no hang. fuzz/run.sh builds and runs it.
-#include "tools/lint.hpp"
+#include "lint/evaluate.hpp"
+#include "lint/report.hpp"
+#include "lint/rules_clang.hpp"
+#include "lint/rules_text.hpp"
+#include "lint/scanner.hpp"
 
 #include <cstddef>
 #include <cstdint>

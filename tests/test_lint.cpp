@@ -1,5 +1,9 @@
 #include "tests/support.hpp"
-#include "tools/lint.hpp"
+#include "lint/evaluate.hpp"
+#include "lint/lint.hpp"
+#include "lint/rules_clang.hpp"
+#include "lint/rules_text.hpp"
+#include "lint/scanner.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,8 @@
 #include "tools/verbs.hpp"
 
-#include "tools/lint.hpp"
+#include "lint/injections.hpp"
+#include "lint/lint.hpp"
+#include "lint/report.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,5 +1,8 @@
-#include "tools/lint.hpp"
 #include "tools/verbs.hpp"
+
+#include "lint/lint.hpp"
+#include "lint/report.hpp"
+#include "lint/sources.hpp"
 
 #include <algorithm>
 #include <cstdio>
