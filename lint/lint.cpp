@@ -1,5 +1,6 @@
 #include "lint/lint.hpp"
 
+#include "lint/rules.hpp"
 #include "lint/rules_clang.hpp"
 #include "lint/rules_text.hpp"
 
@@ -37,7 +38,7 @@ LintReport lint(const LintRequest& request) {
             (request.clang_missing.empty() ? "no libclang" : request.clang_missing));
     }
     auto& f = report.findings;
-    std::sort(f.begin(), f.end(), [](const Finding& a, const Finding& b) {
+    std::sort(f.begin(), f.end(), [](const Diagnostic& a, const Diagnostic& b) {
         return std::tie(a.path, a.line, a.column, a.rule, a.message) <
                std::tie(b.path, b.line, b.column, b.rule, b.message);
     });

@@ -2,10 +2,10 @@
 // `kjit lint`: source errors NVRTC reports far from their cause, or not at all. The text rules
 // need nothing but the source; the others read a libclang parse (lint/libclang.hpp).
 
+#include "core/diagnostic.hpp"
 #include "jit/sources.hpp"
 #include "lint/injections.hpp"
 #include "lint/libclang.hpp"
-#include "lint/rules.hpp"
 
 #include <cstddef>
 #include <string>
@@ -24,7 +24,7 @@ struct LintRequest {
 
 /// The findings, sorted by path, line and column, and notes on what was not checked.
 struct LintReport {
-    std::vector<Finding> findings;
+    std::vector<Diagnostic> findings;
     std::vector<std::string> notes;
     std::size_t files = 0;
 };

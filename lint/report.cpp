@@ -33,14 +33,14 @@ std::string json_string(std::string_view s) {
     return out + "\"";
 }
 
-std::string to_json(const std::vector<Finding>& findings) {
+std::string to_json(const std::vector<Diagnostic>& findings) {
     std::string out = "[";
     for (std::size_t i = 0; i < findings.size(); ++i) {
-        const Finding& f = findings[i];
+        const Diagnostic& f = findings[i];
         out += std::string(i ? ",\n " : "\n ") + "{\"path\": " + json_string(f.path) +
                ", \"line\": " + std::to_string(f.line) +
                ", \"column\": " + std::to_string(f.column) + ", \"severity\": \"" +
-               (f.severity == Severity::error ? "error" : "warning") + "\", \"rule\": \"" + f.rule +
+               std::string(severity_name(f.severity)) + "\", \"rule\": \"" + f.rule +
                "\", \"message\": " + json_string(f.message) + "}";
     }
     return out + (findings.empty() ? "]" : "\n]");

@@ -1,6 +1,7 @@
 #pragma once
 // A lint report as `kjit lint` prints it: compiler-format lines or JSON.
 
+#include "core/diagnostic.hpp"
 #include "lint/lint.hpp"
 
 #include <string>
@@ -10,7 +11,7 @@
 namespace kjit::lint {
 
 /// The findings as a JSON array of {path, line, column, severity, rule, message}.
-std::string to_json(const std::vector<Finding>& findings);
+std::string to_json(const std::vector<Diagnostic>& findings);
 
 /// A JSON string literal.
 std::string json_string(std::string_view s);

@@ -24,17 +24,6 @@ const std::vector<Rule> kRules = {
 
 } // namespace
 
-std::string Finding::format() const {
-    std::string out = path;
-    if (line > 0) {
-        out += ":" + std::to_string(line);
-        if (column > 0)
-            out += ":" + std::to_string(column);
-    }
-    out += severity == Severity::error ? ": error: " : ": warning: ";
-    return out + message + " [" + rule + "]";
-}
-
 const std::vector<Rule>& rules() {
     return kRules;
 }

@@ -1,29 +1,16 @@
 #pragma once
-// The linter's rules (`kjit lint --rules`) and what each produces.
+// The linter's rules (`kjit lint --rules`).
 
-#include <string>
+#include "core/diagnostic.hpp"
+
 #include <string_view>
 #include <vector>
 
 namespace kjit::lint {
 
-/// How bad a finding is; both make `kjit lint` exit 1.
-enum class Severity { error, warning };
-
-/// One lint diagnostic.
-struct Finding {
-    std::string path;
-    int line = 0;
-    int column = 0;
-    Severity severity = Severity::error;
-    std::string rule; ///< "KJ001"
-    std::string message;
-    /// `path:line:col: error: message [KJ001]`.
-    [[nodiscard]] std::string format() const;
-    friend bool operator==(const Finding&, const Finding&) = default;
-};
-
-/// A rule: its id, severity, whether it needs libclang, and its one-line doc (`--rules`).
+/// A rule: its id, severity, whether it needs libclang, and its one-line doc (`--rules`). A
+/// finding is a kjit::Diagnostic whose `rule` is the id; errors and warnings both make
+/// `kjit lint` exit 1.
 struct Rule {
     std::string_view id;
     Severity severity;

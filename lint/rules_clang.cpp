@@ -156,7 +156,7 @@ void run_parallel(const Libclang& clang, const SourceSet& sources, std::vector<P
 
 class ClangRules {
   public:
-    ClangRules(const LintRequest& r, std::vector<Finding>& out, std::vector<std::string>& notes)
+    ClangRules(const LintRequest& r, std::vector<Diagnostic>& out, std::vector<std::string>& notes)
         : r_(r), sources_(*r.sources), out_(out), notes_(notes) {}
 
     void run(const std::vector<const SourceFile*>& files) {
@@ -261,10 +261,11 @@ class ClangRules {
                     continue;
                 for (const PpToken* t : condition_names(d))
                     if (!defined.contains(t->text))
-                        out_.push_back({path_of(name), t->line, t->column, Severity::error, "KJ003",
+                        out_.push_back({path_of(name), t->line, t->column, Severity::error,
                                         "#" + d.name + " reads " + t->text +
                                             ", which is neither defined in the source nor "
-                                            "injected: it evaluates to 0"});
+                                            "injected: it evaluates to 0",
+                                        "KJ003"});
             }
     }
 
@@ -299,12 +300,11 @@ class ClangRules {
                 const auto where = inj->where.find(name);
                 const auto [line, column] =
                     where == inj->where.end() ? std::pair{0, 0} : where->second;
-                std::string message = name + "=" + value + " is injected into kernel '" +
-                                      inj->spec + "' but " + f.name + " never tests or expands it";
-                const std::string near = nearest(name, candidates);
-                if (!near.empty())
-                    message += "; did you mean " + near + "?";
-                out_.push_back({inj->file, line, column, Severity::error, "KJ002", message});
+                out_.push_back({inj->file, line, column, Severity::error,
+                                name + "=" + value + " is injected into kernel '" + inj->spec +
+                                    "' but " + f.name + " never tests or expands it" +
+                                    did_you_mean(nearest(name, candidates)),
+                                "KJ002"});
             }
         }
     }
@@ -334,17 +334,17 @@ class ClangRules {
             if (production.size() > 3)
                 values += ", ...";
             out_.push_back({path_of(m.pos.file), m.pos.line, m.pos.column, Severity::warning,
-                            "KJ004",
                             "default " + m.name + "=" + join(m.body) +
                                 " matches no production value (" + values +
                                 "): a build without the injected value runs another "
-                                "configuration"});
+                                "configuration",
+                            "KJ004"});
         }
     }
 
     const LintRequest& r_;
     const SourceSet& sources_;
-    std::vector<Finding>& out_;
+    std::vector<Diagnostic>& out_;
     std::vector<std::string>& notes_;
     std::map<std::string, ScannedSource> scans_;
 };
@@ -352,24 +352,8 @@ class ClangRules {
 } // namespace
 
 void lint_clang(const LintRequest& request, const std::vector<const SourceFile*>& files,
-                std::vector<Finding>& out, std::vector<std::string>& notes) {
+                std::vector<Diagnostic>& out, std::vector<std::string>& notes) {
     ClangRules(request, out, notes).run(files);
-}
-
-std::string nearest(std::string_view name, const std::vector<std::string>& candidates) {
-    const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
-    std::size_t best = limit + 1;
-    std::string out;
-    for (const auto& c : candidates) {
-        if (c == name)
-            continue;
-        const std::size_t d = edit_distance(name, c);
-        if (d < best || (d == best && c < out)) {
-            best = d;
-            out = c;
-        }
-    }
-    return out;
 }
 
 } // namespace kjit::lint

@@ -40,10 +40,10 @@ bool in_comment(const ScannedSource& s, std::size_t offset) {
 }
 
 void lint_continuations(const SourceFile& file, const ScannedSource& scanned,
-                        std::vector<Finding>& out) {
+                        std::vector<Diagnostic>& out) {
     const auto lines = physical_lines(file.text);
     auto add = [&](int line, int column, std::string message) {
-        out.push_back({file.path, line, column, Severity::error, "KJ001", std::move(message)});
+        out.push_back({file.path, line, column, Severity::error, std::move(message), "KJ001"});
     };
     std::set<int> directive_lines;
     for (const auto& d : scanned.directives)
@@ -80,9 +80,9 @@ void lint_continuations(const SourceFile& file, const ScannedSource& scanned,
 }
 
 void lint_directives(const SourceFile& file, const ScannedSource& scanned, const SourceSet& sources,
-                     std::vector<Finding>& out) {
+                     std::vector<Diagnostic>& out) {
     auto add = [&](int line, int column, std::string message) {
-        out.push_back({file.path, line, column, Severity::error, "KJ005", std::move(message)});
+        out.push_back({file.path, line, column, Severity::error, std::move(message), "KJ005"});
     };
     struct Open {
         const Directive* d;
@@ -139,9 +139,9 @@ void lint_directives(const SourceFile& file, const ScannedSource& scanned, const
 
 } // namespace
 
-std::vector<Finding> lint_text(const SourceFile& file, const SourceSet& sources) {
+std::vector<Diagnostic> lint_text(const SourceFile& file, const SourceSet& sources) {
     const ScannedSource scanned = scan(file.text);
-    std::vector<Finding> out;
+    std::vector<Diagnostic> out;
     lint_continuations(file, scanned, out);
     lint_directives(file, scanned, sources, out);
     return out;

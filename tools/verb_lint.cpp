@@ -2,6 +2,7 @@
 
 #include "lint/lint.hpp"
 #include "lint/report.hpp"
+#include "lint/rules.hpp"
 #include "lint/sources.hpp"
 
 #include <algorithm>
@@ -23,7 +24,7 @@ struct LintArgs {
 int print_rules() {
     for (const auto& r : lint::rules())
         std::printf("%s  %-7s  %-5s  %s\n", std::string(r.id).c_str(),
-                    r.severity == lint::Severity::error ? "error" : "warning",
+                    std::string(severity_name(r.severity)).c_str(),
                     r.needs_clang ? "clang" : "text", std::string(r.doc).c_str());
     return kOk;
 }
