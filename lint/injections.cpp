@@ -3,41 +3,22 @@
 #include "core/error.hpp"
 #include "jit/shape_file.hpp"
 
-#define TOML_HEADER_ONLY 1
-#include <toml++/toml.h>
-
 #include <algorithm>
-#include <exception>
 
 namespace kjit::lint {
 
 std::vector<Injection> load_injections(const std::filesystem::path& shape_file) {
     const ShapeFile shape = ShapeFile::load(shape_file);
-    // ShapeFile keeps no positions; the same file, parsed again, says where each define is.
-    toml::table root;
-    try {
-        root = toml::parse_file(shape_file.string());
-    } catch (const std::exception&) {
-    }
-    const toml::array* tables = root["kernel"].as_array();
     std::vector<Injection> out;
-    for (std::size_t i = 0; i < shape.kernels.size(); ++i) {
-        const KernelSpec& spec = shape.kernels[i];
+    for (const KernelSpec& spec : shape.kernels) {
         Injection inj;
         inj.spec = spec.name;
         inj.source = spec.source;
         inj.file = shape_file.string();
-        try {
-            inj.defines = resolve_defines(spec, shape.shape);
-        } catch (const ConfigError& e) {
-            throw ConfigError(e.message, inj.file);
-        }
-        const toml::table* t = tables && i < tables->size() ? (*tables)[i].as_table() : nullptr;
-        const toml::table* defines = t ? (*t)["defines"].as_table() : nullptr;
-        if (defines)
-            for (const auto& [key, _] : *defines)
-                inj.where[std::string(key.str())] = {static_cast<int>(key.source().begin.line),
-                                                     static_cast<int>(key.source().begin.column)};
+        // A `${name}` the shape lacks is an error at the define's value.
+        inj.defines = resolve_defines(spec, shape.shape);
+        for (const auto& [name, at] : spec.define_sources)
+            inj.where[name] = at.name;
         out.push_back(std::move(inj));
     }
     return out;

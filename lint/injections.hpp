@@ -1,10 +1,11 @@
 #pragma once
 // The define sets the engine injects into each kernel: the `[[kernel]]` tables of shape files.
 
+#include "core/diagnostic.hpp"
+
 #include <filesystem>
 #include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace kjit::lint {
@@ -15,10 +16,11 @@ struct Injection {
     std::string source; ///< its source kernel ("rms_norm")
     std::string file;   ///< the shape file, as diagnostics print it
     std::map<std::string, std::string> defines;
-    std::map<std::string, std::pair<int, int>> where; ///< each define's line and column in `file`
+    std::map<std::string, SourceLocation> where; ///< where each define's name is written in `file`
 };
 
-/// The kernels of a shape file; ConfigError at file:line:col when it is broken.
+/// The kernels of a shape file (read by jit's ShapeFile, with its positions); ConfigError at
+/// file:line:col when it is broken.
 std::vector<Injection> load_injections(const std::filesystem::path& shape_file);
 
 /// Every `*.toml` directly in `dir` that parses as a shape file; `skipped` gets a note for

@@ -297,10 +297,9 @@ class ClangRules {
             for (const auto& [name, value] : inj->defines) {
                 if (read.contains(name))
                     continue;
-                const auto where = inj->where.find(name);
-                const auto [line, column] =
-                    where == inj->where.end() ? std::pair{0, 0} : where->second;
-                out_.push_back({inj->file, line, column, Severity::error,
+                const auto at = inj->where.find(name);
+                const SourceLocation key = at == inj->where.end() ? SourceLocation{} : at->second;
+                out_.push_back({inj->file, key.line, key.column, Severity::error,
                                 name + "=" + value + " is injected into kernel '" + inj->spec +
                                     "' but " + f.name + " never tests or expands it" +
                                     did_you_mean(nearest(name, candidates)),
