@@ -46,20 +46,24 @@ std::string to_json(const std::vector<Diagnostic>& findings) {
     return out + (findings.empty() ? "]" : "\n]");
 }
 
-void print_report(const LintReport& report, bool json) {
-    for (const auto& n : report.notes)
-        std::fprintf(stderr, "kjit lint: note: %s\n", n.c_str());
-    if (json) {
-        std::printf("%s\n", to_json(report.findings).c_str());
-        return;
-    }
+std::string format_report(const LintReport& report, bool json) {
+    if (json)
+        return to_json(report.findings) + "\n";
+    std::string out;
     std::size_t errors = 0, warnings = 0;
     for (const auto& f : report.findings) {
-        std::printf("%s\n", f.format().c_str());
+        out += f.format() + "\n";
         ++(f.severity == Severity::error ? errors : warnings);
     }
-    std::printf("lint: %zu file(s), %zu error(s), %zu warning(s)\n", report.files, errors,
-                warnings);
+    return out + "lint: " + std::to_string(report.files) + " file(s), " + std::to_string(errors) +
+           " error(s), " + std::to_string(warnings) + " warning(s)\n";
+}
+
+std::string format_notes(const std::vector<std::string>& notes) {
+    std::string out;
+    for (const auto& n : notes)
+        out += "kjit lint: note: " + n + "\n";
+    return out;
 }
 
 } // namespace kjit::lint

@@ -52,7 +52,10 @@ int run_lint(const LintArgs& args) {
             if (std::find(all.notes.begin(), all.notes.end(), n) == all.notes.end())
                 all.notes.push_back(std::move(n));
     }
-    lint::print_report(all, args.json);
+    const std::string notes = lint::format_notes(all.notes);
+    const std::string text = lint::format_report(all, args.json);
+    std::fwrite(notes.data(), 1, notes.size(), stderr);
+    std::fwrite(text.data(), 1, text.size(), stdout);
     return all.findings.empty() ? kOk : kFindings;
 }
 } // namespace
