@@ -1,6 +1,10 @@
 // libFuzzer target for the linter's text layer (scanner, text rules, expression evaluator,
 // name suggestion): any bytes, no crash, no hang. fuzz/run.sh builds and runs it.
-#include "tools/lint.hpp"
+#include "core/names.hpp"
+#include "lint/evaluate.hpp"
+#include "lint/report.hpp"
+#include "lint/rules_text.hpp"
+#include "lint/scanner.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -41,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (names.size() < 64)
             names.push_back(name);
     if (!names.empty())
-        (void)nearest(names.front().substr(0, 64), names);
-    (void)to_json({{text.substr(0, 64), 1, 1, Severity::error, "KJ001", text.substr(0, 256)}});
+        (void)kjit::did_you_mean(kjit::nearest(names.front().substr(0, 64), names));
+    (void)to_json({{text.substr(0, 64), 1, 1, kjit::Severity::error, text.substr(0, 256), "KJ001"}});
     return 0;
 }

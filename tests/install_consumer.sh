@@ -12,9 +12,13 @@ trap 'rm -rf "$tmp"' EXIT
 
 cmake --install "$build_dir" --prefix "$tmp/prefix" >"$tmp/install.log" ||
   { cat "$tmp/install.log"; exit 1; }
-for f in include/kjit/jit/compiler.hpp include/kjit/runtime/engine.hpp bin/kjit bin/kjit-embed; do
+for f in include/kjit/jit/compiler.hpp include/kjit/lint/lint.hpp include/kjit/runtime/engine.hpp \
+  bin/kjit bin/kjit-embed; do
   [ -e "$tmp/prefix/$f" ] || { echo "install_consumer: $f not installed" >&2; exit 1; }
 done
+# A module's detail/ headers (lint's libclang C API) are its own, not the package's.
+[ ! -e "$tmp/prefix/include/kjit/lint/detail" ] ||
+  { echo "install_consumer: include/kjit/lint/detail installed" >&2; exit 1; }
 
 cmake -S "$source_dir/examples/shape_app" -B "$tmp/app" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Release >"$tmp/configure.log" ||

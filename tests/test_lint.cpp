@@ -1,5 +1,11 @@
 #include "tests/support.hpp"
-#include "tools/lint.hpp"
+
+#include "core/names.hpp"
+#include "lint/evaluate.hpp"
+#include "lint/lint.hpp"
+#include "lint/rules.hpp"
+#include "lint/rules_text.hpp"
+#include "lint/scanner.hpp"
 
 #include <doctest/doctest.h>
 
@@ -83,7 +89,7 @@ std::vector<std::string> formatted(const LintReport& report) {
     return out;
 }
 
-std::vector<Finding> lint_string(const std::string& text) {
+std::vector<kjit::Diagnostic> lint_string(const std::string& text) {
     kjit::SourceSet set;
     kjit::SourceFile f{"k.cu", "k.cu", text, {}, 0};
     set.add(f);
@@ -292,9 +298,10 @@ TEST_SUITE("lint") {
     }
 
     TEST_CASE("nearest suggests the closest name and nothing when none is close") {
-        CHECK(nearest("RMS_BLCK", {"RMS_BLOCK", "RMS_EPS"}) == "RMS_BLOCK");
-        CHECK(nearest("BLOCK_ROW", {"BLOCK_COLS", "BLOCK_ROWS"}) == "BLOCK_ROWS");
-        CHECK(nearest("T_SPLIT", {"MAX_DSTATE"}).empty());
+        using Names = std::vector<std::string>;
+        CHECK(kjit::nearest("RMS_BLCK", {"RMS_BLOCK", "RMS_EPS"}) == Names{"RMS_BLOCK"});
+        CHECK(kjit::nearest("BLOCK_ROW", {"BLOCK_COLS", "BLOCK_ROWS"}) == Names{"BLOCK_ROWS"});
+        CHECK(kjit::nearest("T_SPLIT", {"MAX_DSTATE"}).empty());
     }
 
     TEST_CASE("kjit sig lists entry points with parameter types and sizes and launch bounds") {

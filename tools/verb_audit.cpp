@@ -1,6 +1,8 @@
 #include "tools/verbs.hpp"
 
-#include "tools/lint.hpp"
+#include "lint/injections.hpp"
+#include "lint/lint.hpp"
+#include "lint/report.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -68,7 +70,10 @@ int run_audit(const SourceOptions& sources, const std::vector<std::string>& arch
     const auto clang = lint::Libclang::open({}, &why_not);
     lint::LintReport report = lint::lint({&set, {}, injections, clang.get(), why_not});
     report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
-    lint::print_report(report, false);
+    const std::string lint_notes = lint::format_notes(report.notes);
+    const std::string lint_text = lint::format_report(report, false);
+    std::fwrite(lint_notes.data(), 1, lint_notes.size(), stderr);
+    std::fwrite(lint_text.data(), 1, lint_text.size(), stdout);
     std::fflush(stdout);
     int stale = kOk;
     if (!sources.dir.empty())

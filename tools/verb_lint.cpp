@@ -1,5 +1,9 @@
-#include "tools/lint.hpp"
 #include "tools/verbs.hpp"
+
+#include "lint/lint.hpp"
+#include "lint/report.hpp"
+#include "lint/rules.hpp"
+#include "lint/sources.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -20,7 +24,7 @@ struct LintArgs {
 int print_rules() {
     for (const auto& r : lint::rules())
         std::printf("%s  %-7s  %-5s  %s\n", std::string(r.id).c_str(),
-                    r.severity == lint::Severity::error ? "error" : "warning",
+                    std::string(severity_name(r.severity)).c_str(),
                     r.needs_clang ? "clang" : "text", std::string(r.doc).c_str());
     return kOk;
 }
@@ -48,7 +52,10 @@ int run_lint(const LintArgs& args) {
             if (std::find(all.notes.begin(), all.notes.end(), n) == all.notes.end())
                 all.notes.push_back(std::move(n));
     }
-    lint::print_report(all, args.json);
+    const std::string notes = lint::format_notes(all.notes);
+    const std::string text = lint::format_report(all, args.json);
+    std::fwrite(notes.data(), 1, notes.size(), stderr);
+    std::fwrite(text.data(), 1, text.size(), stdout);
     return all.findings.empty() ? kOk : kFindings;
 }
 } // namespace

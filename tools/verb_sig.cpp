@@ -1,7 +1,11 @@
-#include "tools/lint.hpp"
 #include "tools/verbs.hpp"
 
 #include "jit/compile_options.hpp"
+#include "lint/evaluate.hpp"
+#include "lint/libclang.hpp"
+#include "lint/report.hpp"
+#include "lint/scanner.hpp"
+#include "lint/sources.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,6 +1,7 @@
 #pragma once
 // libclang's C API, opened with dlopen (DESIGN.md #2): one kjit binary runs where libclang-14
-// is absent (the GPU machine has libclang-16, the same C API), and the libraries never see it.
+// is absent (the GPU machine has libclang-16, the same C API). The clang-c headers stay inside
+// lint/ (lint/detail/libclang_api.hpp): nothing that includes this header needs them.
 
 #include "jit/sources.hpp"
 

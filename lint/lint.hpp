@@ -1,0 +1,35 @@
+#pragma once
+// `kjit lint`: source errors NVRTC reports far from their cause, or not at all. The text rules
+// need nothing but the source; the others read a libclang parse (lint/libclang.hpp).
+
+#include "core/diagnostic.hpp"
+#include "jit/sources.hpp"
+#include "lint/injections.hpp"
+#include "lint/libclang.hpp"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace kjit::lint {
+
+/// What `lint` checks.
+struct LintRequest {
+    const SourceSet* sources = nullptr;
+    std::vector<std::string> targets; ///< names of the files to lint; empty: every file
+    std::vector<Injection> injections;
+    const Libclang* clang = nullptr; ///< nullptr: the text rules only
+    std::string clang_missing;       ///< why clang is null, for the note that says so
+};
+
+/// The findings, sorted by path, line and column, and notes on what was not checked.
+struct LintReport {
+    std::vector<Diagnostic> findings;
+    std::vector<std::string> notes;
+    std::size_t files = 0;
+};
+
+/// Runs every rule that can run; parses in parallel, one thread per kernel and define set.
+LintReport lint(const LintRequest& request);
+
+} // namespace kjit::lint

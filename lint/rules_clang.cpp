@@ -1,0 +1,358 @@
+#include "lint/rules_clang.hpp"
+
+#include "core/names.hpp"
+#include "lint/evaluate.hpp"
+#include "lint/scanner.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <thread>
+
+namespace kjit::lint {
+
+namespace {
+
+// The names a condition reads as values: not those under `defined`, nor `__has_include(...)`,
+// nor one the condition also tests with `defined` (`defined(X) && X > 2` reads X only if set).
+std::vector<const PpToken*> condition_names(const Directive& d) {
+    std::vector<const PpToken*> out;
+    const auto& a = d.args;
+    std::set<std::string_view> tested;
+    for (std::size_t i = 0; i + 1 < a.size(); ++i)
+        if (a[i].text == "defined")
+            tested.insert(a[i + 1].text == "(" && i + 2 < a.size() ? a[i + 2].text : a[i + 1].text);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (tested.contains(a[i].text))
+            continue;
+        if (!is_identifier(a[i].text))
+            continue;
+        if (a[i].text == "defined") {
+            if (i + 1 < a.size() && a[i + 1].text == "(")
+                i += 2;
+            else
+                i += 1;
+            continue;
+        }
+        if (is_reserved(a[i].text)) {
+            // __has_include(<x>) and friends take arguments that are no macro names
+            if (i + 1 < a.size() && a[i + 1].text == "(") {
+                int depth = 0;
+                for (++i; i < a.size(); ++i) {
+                    depth += a[i].text == "(" ? 1 : a[i].text == ")" ? -1 : 0;
+                    if (depth == 0)
+                        break;
+                }
+            }
+            continue;
+        }
+        if (a[i].text == "true" || a[i].text == "false")
+            continue;
+        out.push_back(&a[i]);
+    }
+    return out;
+}
+
+// Every name a conditional directive mentions, `defined` operands included.
+void tested_names(const ScannedSource& s, std::set<std::string>& out) {
+    for (const auto& d : s.directives)
+        if (is_conditional_start(d.name) || is_conditional_else(d.name))
+            for (const auto& a : d.args)
+                if (is_identifier(a.text) && a.text != "defined" && !is_reserved(a.text))
+                    out.insert(a.text);
+}
+
+// The macros a parse read: those it expanded or tested, and every name in the body of one it
+// expanded (libclang records no expansion nested in another).
+std::set<std::string> read_macros(const ParsedUnit& unit) {
+    std::map<std::string, std::vector<const MacroDef*>> defs;
+    for (const auto& m : unit.macros)
+        defs[m.name].push_back(&m);
+    std::set<std::string> read;
+    std::vector<std::string> work;
+    for (const auto& u : unit.uses)
+        if (read.insert(u.name).second)
+            work.push_back(u.name);
+    while (!work.empty()) {
+        const std::string name = std::move(work.back());
+        work.pop_back();
+        const auto it = defs.find(name);
+        if (it == defs.end())
+            continue;
+        for (const MacroDef* m : it->second)
+            for (const auto& t : m->body)
+                if (is_identifier(t) && read.insert(t).second)
+                    work.push_back(t);
+    }
+    return read;
+}
+
+// The knob `name` is given a default: `#ifndef name` (or `#if !defined name`) is the directive
+// right before its `#define`.
+bool guarded_default(const ScannedSource& s, const std::string& name, int define_line) {
+    for (std::size_t i = 1; i < s.directives.size(); ++i) {
+        const Directive& d = s.directives[i];
+        if (d.line != define_line || d.name != "define")
+            continue;
+        const Directive& g = s.directives[i - 1];
+        if (g.name == "ifndef")
+            return !g.args.empty() && g.args[0].text == name;
+        if (g.name == "if") {
+            std::string cond;
+            for (const auto& a : g.args)
+                cond += a.text;
+            return cond == "!defined" + name || cond == "!defined(" + name + ")";
+        }
+        return false;
+    }
+    return false;
+}
+
+std::string join(const std::vector<std::string>& tokens) {
+    std::string out;
+    for (const auto& t : tokens)
+        out += (out.empty() ? "" : " ") + t;
+    return out;
+}
+
+bool same_value(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    const auto va = evaluate(a, {}), vb = evaluate(b, {});
+    if (va && vb)
+        return *va == *vb;
+    return a == b;
+}
+
+struct ParseJob {
+    const SourceFile* file;
+    std::map<std::string, std::string> defines;
+    std::optional<ParsedUnit> unit;
+    std::string error;
+};
+
+void run_parallel(const Libclang& clang, const SourceSet& sources, std::vector<ParseJob>& jobs) {
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+        for (std::size_t i; (i = next++) < jobs.size();) {
+            try {
+                jobs[i].unit = clang.parse(sources, *jobs[i].file, jobs[i].defines);
+            } catch (const std::exception& e) {
+                jobs[i].error = e.what();
+            }
+        }
+    };
+    const std::size_t n =
+        std::min<std::size_t>(jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> threads;
+    for (std::size_t i = 1; i < n; ++i)
+        threads.emplace_back(worker);
+    worker();
+    for (auto& t : threads)
+        t.join();
+}
+
+class ClangRules {
+  public:
+    ClangRules(const LintRequest& r, std::vector<Diagnostic>& out, std::vector<std::string>& notes)
+        : r_(r), sources_(*r.sources), out_(out), notes_(notes) {}
+
+    void run(const std::vector<const SourceFile*>& files) {
+        // One parse with the source's own defaults, one per distinct injected define set.
+        std::vector<ParseJob> jobs;
+        std::map<const SourceFile*, std::vector<std::size_t>> by_file;
+        std::vector<const SourceFile*> kernels, headers;
+        for (const SourceFile* f : files)
+            (f->is_kernel() ? kernels : headers).push_back(f);
+        for (const SourceFile* f : kernels) {
+            by_file[f].push_back(jobs.size());
+            jobs.push_back({f, {}, {}, {}});
+            for (const Injection* inj : injections(*f)) {
+                const bool seen =
+                    std::any_of(by_file[f].begin(), by_file[f].end(),
+                                [&](std::size_t j) { return jobs[j].defines == inj->defines; });
+                if (!seen) {
+                    by_file[f].push_back(jobs.size());
+                    jobs.push_back({f, inj->defines, {}, {}});
+                }
+            }
+        }
+        run_parallel(*r_.clang, sources_, jobs);
+        std::set<std::string> covered;
+        for (const SourceFile* f : kernels) {
+            std::vector<const ParseJob*> units;
+            for (std::size_t j : by_file[f]) {
+                if (jobs[j].unit)
+                    units.push_back(&jobs[j]);
+                else
+                    notes_.push_back(f->path + ": clang rules not checked: " + jobs[j].error);
+            }
+            if (units.empty())
+                continue;
+            kernel(*f, units);
+            for (const auto* u : units)
+                covered.insert(u->unit->files.begin(), u->unit->files.end());
+        }
+        // A header no linted kernel includes is parsed on its own, for its conditions.
+        std::vector<ParseJob> alone;
+        for (const SourceFile* h : headers)
+            if (!covered.contains(h->name))
+                alone.push_back({h, {}, {}, {}});
+        run_parallel(*r_.clang, sources_, alone);
+        for (const auto& job : alone) {
+            if (!job.unit) {
+                notes_.push_back(job.file->path + ": clang rules not checked: " + job.error);
+                continue;
+            }
+            undefined_conditions(*job.file, {&job});
+        }
+    }
+
+  private:
+    std::vector<const Injection*> injections(const SourceFile& f) const {
+        std::vector<const Injection*> out;
+        for (const auto& inj : r_.injections)
+            if (inj.source == f.kernel_name())
+                out.push_back(&inj);
+        return out;
+    }
+
+    const ScannedSource& scanned(const std::string& name) {
+        auto it = scans_.find(name);
+        if (it == scans_.end()) {
+            const SourceFile* f = sources_.find(name);
+            it = scans_.emplace(name, f ? scan(f->text) : ScannedSource{}).first;
+        }
+        return it->second;
+    }
+
+    std::string path_of(const std::string& name) const {
+        const SourceFile* f = sources_.find(name);
+        return f ? f->path : name;
+    }
+
+    void kernel(const SourceFile& f, const std::vector<const ParseJob*>& units) {
+        undefined_conditions(f, units);
+        unread_injections(f, units);
+        disagreeing_defaults(f, *units.front()->unit);
+    }
+
+    // KJ003
+    void undefined_conditions(const SourceFile& f, const std::vector<const ParseJob*>& units) {
+        std::set<std::string> defined, files;
+        for (const auto* u : units) {
+            for (const auto& m : u->unit->macros)
+                defined.insert(m.name);
+            files.insert(u->unit->files.begin(), u->unit->files.end());
+        }
+        for (const Injection* inj : injections(f))
+            for (const auto& [name, _] : inj->defines)
+                defined.insert(name);
+        // A name defined in any branch counts: the rule is about names defined nowhere.
+        for (const auto& name : files)
+            for (const auto& d : scanned(name).directives)
+                if (d.name == "define" && !d.args.empty())
+                    defined.insert(d.args[0].text);
+        for (const auto& name : files)
+            for (const auto& d : scanned(name).directives) {
+                if (d.name != "if" && d.name != "elif")
+                    continue;
+                for (const PpToken* t : condition_names(d))
+                    if (!defined.contains(t->text))
+                        out_.push_back({path_of(name), t->line, t->column, Severity::error,
+                                        "#" + d.name + " reads " + t->text +
+                                            ", which is neither defined in the source nor "
+                                            "injected: it evaluates to 0",
+                                        "KJ003"});
+            }
+    }
+
+    // KJ002
+    void unread_injections(const SourceFile& f, const std::vector<const ParseJob*>& units) {
+        for (const Injection* inj : injections(f)) {
+            const auto unit = std::find_if(units.begin(), units.end(), [&](const ParseJob* u) {
+                return u->defines == inj->defines;
+            });
+            if (unit == units.end())
+                continue;
+            const ParsedUnit& u = *(*unit)->unit;
+            if (u.fatal) {
+                notes_.push_back(f.path + ": KJ002 not checked for kernel '" + inj->spec +
+                                 "': " + (u.errors.empty() ? "fatal error" : u.errors.front()));
+                continue;
+            }
+            const std::set<std::string> read = read_macros(u);
+            std::set<std::string> known = read;
+            for (const auto& name : u.files)
+                tested_names(scanned(name), known);
+            std::vector<std::string> candidates;
+            for (const auto& name : known)
+                if (!is_reserved(name) && !inj->defines.contains(name) &&
+                    std::none_of(u.macros.begin(), u.macros.end(), [&](const MacroDef& m) {
+                        return m.name == name && m.function_like;
+                    }))
+                    candidates.push_back(name);
+            for (const auto& [name, value] : inj->defines) {
+                if (read.contains(name))
+                    continue;
+                const auto at = inj->where.find(name);
+                const SourceLocation key = at == inj->where.end() ? SourceLocation{} : at->second;
+                out_.push_back({inj->file, key.line, key.column, Severity::error,
+                                name + "=" + value + " is injected into kernel '" + inj->spec +
+                                    "' but " + f.name + " never tests or expands it" +
+                                    did_you_mean(nearest(name, candidates)),
+                                "KJ002"});
+            }
+        }
+    }
+
+    // KJ004
+    void disagreeing_defaults(const SourceFile& f, const ParsedUnit& defaults) {
+        const auto injs = injections(f);
+        for (const auto& m : defaults.macros) {
+            if (m.function_like || m.pos.file.empty())
+                continue;
+            std::vector<std::pair<const Injection*, std::string>> production;
+            for (const Injection* inj : injs)
+                if (const auto it = inj->defines.find(m.name); it != inj->defines.end())
+                    production.emplace_back(inj, it->second);
+            if (production.empty() || !guarded_default(scanned(m.pos.file), m.name, m.pos.line))
+                continue;
+            const bool agrees =
+                std::any_of(production.begin(), production.end(),
+                            [&](const auto& p) { return same_value(m.body, tokenize(p.second)); });
+            if (agrees)
+                continue;
+            std::string values;
+            for (std::size_t i = 0; i < production.size() && i < 3; ++i)
+                values += (i ? ", " : "") + production[i].second + " for kernel '" +
+                          production[i].first->spec + "' in " +
+                          std::filesystem::path(production[i].first->file).filename().string();
+            if (production.size() > 3)
+                values += ", ...";
+            out_.push_back({path_of(m.pos.file), m.pos.line, m.pos.column, Severity::warning,
+                            "default " + m.name + "=" + join(m.body) +
+                                " matches no production value (" + values +
+                                "): a build without the injected value runs another "
+                                "configuration",
+                            "KJ004"});
+        }
+    }
+
+    const LintRequest& r_;
+    const SourceSet& sources_;
+    std::vector<Diagnostic>& out_;
+    std::vector<std::string>& notes_;
+    std::map<std::string, ScannedSource> scans_;
+};
+
+} // namespace
+
+void lint_clang(const LintRequest& request, const std::vector<const SourceFile*>& files,
+                std::vector<Diagnostic>& out, std::vector<std::string>& notes) {
+    ClangRules(request, out, notes).run(files);
+}
+
+} // namespace kjit::lint

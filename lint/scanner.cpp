@@ -1,0 +1,237 @@
+#include "lint/scanner.hpp"
+
+#include <algorithm>
+
+namespace kjit::lint {
+
+namespace {
+
+bool is_ident_start(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$';
+}
+bool is_ident_char(char c) {
+    return is_ident_start(c) || (c >= '0' && c <= '9');
+}
+bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
+
+struct LChar {
+    char c;
+    int line;
+    int column;
+    std::size_t offset;
+};
+
+// The characters after translation phase 2: backslash-newline pairs are gone, every
+// character keeps the physical position it came from.
+std::vector<LChar> logical(std::string_view t) {
+    std::vector<LChar> out;
+    out.reserve(t.size());
+    int line = 1, column = 1;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        if (t[i] == '\\') {
+            std::size_t j = i + 1;
+            if (j + 1 < t.size() && t[j] == '\r' && t[j + 1] == '\n')
+                ++j;
+            if (j < t.size() && t[j] == '\n') {
+                i = j;
+                ++line;
+                column = 1;
+                continue;
+            }
+        }
+        out.push_back({t[i], line, column, i});
+        if (t[i] == '\n') {
+            ++line;
+            column = 1;
+        } else {
+            ++column;
+        }
+    }
+    return out;
+}
+
+class Lexer {
+  public:
+    explicit Lexer(std::string_view text) : text_(text), l_(logical(text)) {}
+
+    ScannedSource run() {
+        ScannedSource out;
+        bool line_start = true;
+        bool in_directive = false, want_name = false;
+        while (p_ < l_.size()) {
+            const char c = l_[p_].c;
+            if (c == '\n') {
+                if (in_directive)
+                    out.directives.back().end_line = l_[p_].line;
+                in_directive = false;
+                line_start = true;
+                ++p_;
+                continue;
+            }
+            if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+                ++p_;
+                continue;
+            }
+            if (c == '/' && at(1) == '/') {
+                const std::size_t begin = l_[p_].offset;
+                while (p_ < l_.size() && l_[p_].c != '\n')
+                    ++p_;
+                out.comments.emplace_back(begin, end_offset());
+                continue;
+            }
+            if (c == '/' && at(1) == '*') {
+                const std::size_t begin = l_[p_].offset;
+                p_ += 2;
+                while (p_ < l_.size() && !(l_[p_].c == '*' && at(1) == '/'))
+                    ++p_;
+                p_ = std::min(p_ + 2, l_.size());
+                out.comments.emplace_back(begin, p_ < l_.size() ? l_[p_].offset : text_.size());
+                continue;
+            }
+            if (c == '#' && line_start) {
+                Directive d;
+                d.line = l_[p_].line;
+                d.column = l_[p_].column;
+                d.end_line = d.line;
+                out.directives.push_back(std::move(d));
+                in_directive = want_name = true;
+                line_start = false;
+                ++p_;
+                continue;
+            }
+            line_start = false;
+            const bool header_name = in_directive && !want_name && c == '<' &&
+                                     out.directives.back().args.empty() &&
+                                     (out.directives.back().name == "include" ||
+                                      out.directives.back().name == "include_next");
+            PpToken tok = next_token(header_name);
+            if (!in_directive)
+                continue;
+            Directive& d = out.directives.back();
+            if (want_name) {
+                want_name = false;
+                if (is_identifier(tok.text)) {
+                    d.name = std::move(tok.text);
+                    continue;
+                }
+            }
+            d.args.push_back(std::move(tok));
+        }
+        if (in_directive)
+            out.directives.back().end_line = l_.empty() ? 1 : l_.back().line;
+        return out;
+    }
+
+    // The tokens of text, directives and all.
+    std::vector<std::string> tokens() {
+        std::vector<std::string> out;
+        while (p_ < l_.size()) {
+            const char c = l_[p_].c;
+            if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v') {
+                ++p_;
+                continue;
+            }
+            if (c == '/' && (at(1) == '/' || at(1) == '*')) {
+                const bool block = at(1) == '*';
+                p_ += 2;
+                while (p_ < l_.size() &&
+                       (block ? !(l_[p_].c == '*' && at(1) == '/') : l_[p_].c != '\n'))
+                    ++p_;
+                if (block)
+                    p_ = std::min(p_ + 2, l_.size());
+                continue;
+            }
+            out.push_back(next_token(false).text);
+        }
+        return out;
+    }
+
+  private:
+    char at(std::size_t k) const { return p_ + k < l_.size() ? l_[p_ + k].c : '\0'; }
+    std::size_t end_offset() const { return p_ < l_.size() ? l_[p_].offset : text_.size(); }
+
+    PpToken next_token(bool header_name) {
+        PpToken tok{{}, l_[p_].line, l_[p_].column};
+        const char c = l_[p_].c;
+        auto take = [&] { tok.text += l_[p_++].c; };
+        if (header_name) {
+            while (p_ < l_.size() && l_[p_].c != '\n' && l_[p_].c != '>')
+                take();
+            if (p_ < l_.size() && l_[p_].c == '>')
+                take();
+        } else if (is_ident_start(c)) {
+            while (p_ < l_.size() && is_ident_char(l_[p_].c))
+                take();
+        } else if (is_digit(c) || (c == '.' && is_digit(at(1)))) {
+            while (p_ < l_.size()) {
+                const char d = l_[p_].c;
+                if ((d == '+' || d == '-') && !tok.text.empty() &&
+                    (tok.text.back() == 'e' || tok.text.back() == 'E' || tok.text.back() == 'p' ||
+                     tok.text.back() == 'P'))
+                    take();
+                else if (is_ident_char(d) || d == '.' || d == '\'')
+                    take();
+                else
+                    break;
+            }
+        } else if (c == '"' || c == '\'') {
+            take();
+            while (p_ < l_.size() && l_[p_].c != '\n') {
+                if (l_[p_].c == '\\' && p_ + 1 < l_.size() && l_[p_ + 1].c != '\n') {
+                    take();
+                    take();
+                    continue;
+                }
+                const bool closing = l_[p_].c == c;
+                take();
+                if (closing)
+                    break;
+            }
+        } else {
+            static constexpr std::string_view kPairs[] = {
+                "##", "&&", "||", "==", "!=", "<=", ">=", "<<", ">>", "->", "::", "++", "--"};
+            take();
+            if (p_ < l_.size())
+                for (auto pair : kPairs)
+                    if (pair[0] == c && pair[1] == l_[p_].c) {
+                        take();
+                        break;
+                    }
+        }
+        return tok;
+    }
+
+    std::string_view text_;
+    std::vector<LChar> l_;
+    std::size_t p_ = 0;
+};
+
+} // namespace
+
+ScannedSource scan(std::string_view text) {
+    return Lexer(text).run();
+}
+
+std::vector<std::string> tokenize(std::string_view text) {
+    return Lexer(text).tokens();
+}
+
+bool is_identifier(std::string_view s) {
+    return !s.empty() && is_ident_start(s[0]);
+}
+
+bool is_reserved(std::string_view s) {
+    return s.size() >= 2 && s[0] == '_' && (s[1] == '_' || (s[1] >= 'A' && s[1] <= 'Z'));
+}
+
+bool is_conditional_start(std::string_view name) {
+    return name == "if" || name == "ifdef" || name == "ifndef";
+}
+
+bool is_conditional_else(std::string_view name) {
+    return name == "elif" || name == "elifdef" || name == "elifndef" || name == "else";
+}
+
+} // namespace kjit::lint

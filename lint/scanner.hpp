@@ -1,0 +1,54 @@
+#pragma once
+// The preprocessor's view of a kernel source, as the lint rules need it: directives with their
+// tokens at physical positions, and where the comments are.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kjit::lint {
+
+/// A preprocessing token and where it starts (1-based line, 1-based byte column).
+struct PpToken {
+    std::string text;
+    int line = 0;
+    int column = 0;
+};
+
+/// `#name args...`: one directive over one logical line.
+struct Directive {
+    std::string name; ///< "define", "if", ...; empty for a null directive
+    int line = 0;     ///< of the '#'
+    int column = 0;
+    int end_line = 0; ///< the physical line its newline is on
+    std::vector<PpToken> args;
+};
+
+/// The directives of a source and the byte ranges of its comments.
+struct ScannedSource {
+    std::vector<Directive> directives;
+    std::vector<std::pair<std::size_t, std::size_t>> comments; ///< [begin, end), in order
+};
+
+/// Lexes `text` as the preprocessor does (splices joined, comments skipped); takes any bytes.
+ScannedSource scan(std::string_view text);
+
+/// The preprocessing tokens of `text` (a define's value).
+std::vector<std::string> tokenize(std::string_view text);
+
+/// Whether the token `s` is an identifier (starts with a letter, '_' or '$').
+bool is_identifier(std::string_view s);
+
+/// Whether `s` is a name the implementation owns (`__CUDA_ARCH__`, `_MSC_VER`): never a kernel
+/// author's knob.
+bool is_reserved(std::string_view s);
+
+/// Whether directive `name` opens a conditional: if, ifdef, ifndef.
+bool is_conditional_start(std::string_view name);
+
+/// Whether directive `name` continues a conditional: elif, elifdef, elifndef, else.
+bool is_conditional_else(std::string_view name);
+
+} // namespace kjit::lint
