@@ -89,10 +89,16 @@ TEST_CASE("each key component changed alone changes the key") {
     a.arch = "sm_90a";
     differs(make_cache_key(base, "tiny", a), KeyComponents::arch);
     CompileOptions i = o;
-    i.include_dirs = {"/usr/local/cuda/include"};
+    i.toolkit_include_dirs = {"/usr/local/cuda/include"};
     const CacheKey ki = make_cache_key(base, "tiny", i);
     CHECK(keys.insert(ki.hex()).second);
     CHECK(ki.components.hashes[KeyComponents::toolkit] != k.components.hashes[KeyComponents::toolkit]);
+    CompileOptions e = o;
+    e.include_dirs = {KJIT_SOURCE_DIR "/kernel_src"};
+    const CacheKey ke = make_cache_key(base, "tiny", e);
+    CHECK(keys.insert(ke.hex()).second);
+    CHECK(ke.components.hashes[KeyComponents::includes] !=
+          k.components.hashes[KeyComponents::includes]);
     differs(make_cache_key(base, "tiny", o, nvrtc_version() + 10, kCacheFormatVersion),
             KeyComponents::nvrtc);
     differs(make_cache_key(base, "tiny", o, nvrtc_version(), kCacheFormatVersion + 1),

@@ -14,6 +14,7 @@ struct CacheArgs {
     std::string kernel;
     std::string arch = "sm_90";
     std::vector<std::string> defines;
+    std::vector<std::string> include_dirs;
 };
 
 DiskCache open_cache(const CacheArgs& args) {
@@ -62,6 +63,7 @@ int run_why(const CacheArgs& args) {
     const SourceSet set = args.sources.load();
     CompileOptions options;
     options.arch = args.arch;
+    options.include_dirs = args.include_dirs;
     for (const auto& d : args.defines)
         add_define(options.defines, d);
     const CacheKey key = make_cache_key(set, args.kernel, options);
@@ -125,6 +127,8 @@ Action add_cache(CLI::App& app) {
     why->add_option("kernel", args->kernel, "kernel name")->required();
     why->add_option("--arch", args->arch, "target architecture")->capture_default_str();
     why->add_option("-D,--define", args->defines, "NAME=VALUE injected as a define");
+    why->add_option("-I,--include-dir", args->include_dirs,
+                    "extra include directory (keyed by the content of its files)");
     args->sources.add_to(*why);
     return [args, stats, ls, clear, why] {
         if (stats->parsed())
