@@ -1,5 +1,6 @@
-// The cache's promises at their edges: the key covers everything the compiler can read, and
-// freshness checks that touch cannot fool.
+// The cache's promises at their edges: the key covers everything the compiler can read, kjit
+// deletes only what is its own, nothing hangs, and freshness checks that touch cannot fool.
+#include "jit/cache_files.hpp"
 #include "jit/compile_cache.hpp"
 #include "jit/includes.hpp"
 #include "jit/source_provider.hpp"
@@ -8,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,6 +40,16 @@ std::string read_file(const fs::path& p) {
     std::ostringstream s;
     s << in.rdbuf();
     return s.str();
+}
+
+/// Reports the test skipped with its reason, as a GPU test without a device does (exit 77
+/// under CTest, read as skipped); it never passes in silence.
+void skip(const std::string& reason) {
+    std::printf("SKIPPED: %s\n", reason.c_str());
+    std::fflush(stdout);
+    if (std::getenv("KJIT_TEST_SKIP_EXIT"))
+        std::_Exit(test::kSkipExitCode);
+    MESSAGE("skipped: " << reason);
 }
 
 /// A kernel that includes one file of each kind; each defines a value the kernel stores.
@@ -72,6 +84,48 @@ Compiled kjit_compile(const std::string& args, const fs::path& cache, const fs::
     std::smatch m;
     REQUIRE(std::regex_search(r.out, m, std::regex("key: ([0-9a-f]{32})")));
     return {m[1], contains(r.out, "cached, compiled"), read_file(out)};
+}
+
+std::string hex8(std::uint32_t v) {
+    char s[9];
+    std::snprintf(s, sizeof s, "%08x", v);
+    return s;
+}
+
+CacheEntry entry_of(const std::string& seed, std::size_t bytes) {
+    return {hash128(seed), "kernel=" + seed + "\n", std::string(bytes, 'x')};
+}
+
+/// A child process that takes `key`'s lock in `dir` and stops itself (SIGSTOP) holding it.
+pid_t stopped_holder(const fs::path& dir, const Hash128& key) {
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ::close(fds[0]);
+        DiskCache cache(dir, kDefaultCacheMaxBytes, [](const std::string&) {});
+        DiskCache::Lock lock = cache.lock(key, false);
+        const char held = lock.held() ? '1' : '0';
+        (void)!::write(fds[1], &held, 1);
+        ::raise(SIGSTOP);
+        std::_Exit(0);
+    }
+    ::close(fds[1]);
+    char held = '0';
+    REQUIRE(::read(fds[0], &held, 1) == 1);
+    ::close(fds[0]);
+    REQUIRE(held == '1');
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, WUNTRACED) == pid);
+    REQUIRE(WIFSTOPPED(status));
+    return pid;
+}
+
+void end_child(pid_t pid) {
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
 }
 
 } // namespace
@@ -254,6 +308,283 @@ TEST_CASE("kjit-embed embeds a tree by the same rule as --src") {
     for (const auto& f : set.files())
         CHECK_MESSAGE(contains(generated, "{\"" + f.name + "\", \"src/" + f.name + "\""), f.name);
     CHECK_FALSE(contains(generated, "notes.md"));
+}
+
+// ---- 2. delete only what is ours -------------------------------------------------------------
+
+TEST_CASE("cache file names match kjit's patterns exactly or not at all") {
+    const Hash128 key = hash128("names");
+    const std::string k = key.hex();
+    CHECK(parse_cache_file_name(entry_file_name(key)).kind == CacheFileKind::entry);
+    CHECK(parse_cache_file_name(lock_file_name(key)).kind == CacheFileKind::lock);
+    const CacheFileName t = parse_cache_file_name(temp_file_name(key, 42));
+    CHECK(t.kind == CacheFileKind::temp);
+    CHECK(t.pid == static_cast<std::uint64_t>(::getpid()));
+    CHECK(t.host == cache_host_id());
+    CHECK(t.key == key);
+    std::string upper = k;
+    for (char& c : upper)
+        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    for (const std::string& name :
+         {std::string("thesis.tmp.docx"), k + ".tmp.123.456", k.substr(1) + ".kjit",
+          upper + ".kjit", k + ".kjit.bak", k + ".kjitx", k + ".lock.old", "x" + k + ".kjit",
+          k + ".kjit.tmp.0000000g.1.2", k + ".kjit.tmp.00000000.0.2",
+          k + ".kjit.tmp.00000000.01.2", k + ".kjit.tmp.00000000.1.", k + ".kjit.tmp.00000000.1",
+          k + ".kjit.tmp.00000000.1.2.3", k + ".kjit.tmp.0000000.1.2"}) {
+        CAPTURE(name);
+        CHECK(parse_cache_file_name(name).kind == CacheFileKind::other);
+    }
+}
+
+TEST_CASE("clear and eviction remove only kjit's own files, and reclaim dead writers' temp files") {
+    test::TempDir tmp;
+    const fs::path dir = tmp.path() / "cache";
+    DiskCache cache(dir, kDefaultCacheMaxBytes, [](const std::string&) {});
+    REQUIRE(cache.enabled());
+    const std::string k = hash128("planted").hex();
+    const std::string host = hex8(cache_host_id()), other_host = hex8(cache_host_id() ^ 1u);
+    const pid_t dead = ::fork();
+    REQUIRE(dead >= 0);
+    if (dead == 0)
+        std::_Exit(0);
+    ::waitpid(dead, nullptr, 0); // gone: kill(dead, 0) fails with ESRCH
+    const std::string dead_temp = k + ".kjit.tmp." + host + "." + std::to_string(dead) + ".1";
+    const std::string live_temp = k + ".kjit.tmp." + host + "." + std::to_string(::getpid()) + ".2";
+    const std::string far_temp = k + ".kjit.tmp." + other_host + "." + std::to_string(dead) + ".3";
+    const std::vector<std::string> foreign = {
+        "thesis.tmp.docx", k + ".tmp.123.456", "notes.kjit", k + ".kjit.bak", live_temp, far_temp};
+    for (const auto& name : foreign)
+        write_file(dir / name, "someone's work");
+    fs::create_directory(dir / (hash128("a directory").hex() + ".kjit"));
+    write_file(dir / (hash128("a directory").hex() + ".kjit") / "inside", "kept");
+    write_file(tmp.path() / "target", "outside the cache");
+    fs::create_symlink(tmp.path() / "target", dir / (hash128("a link").hex() + ".kjit"));
+
+    write_file(dir / dead_temp, "a writer that died");
+    REQUIRE(cache.store(entry_of("one", 100))); // eviction after a store reclaims the dead one
+    CHECK_FALSE(fs::exists(dir / dead_temp));
+    write_file(dir / dead_temp, "a writer that died");
+    CHECK(cache.clear() == 1);
+    CHECK_FALSE(fs::exists(dir / dead_temp));
+    for (const auto& name : foreign)
+        CHECK_MESSAGE(read_file(dir / name) == "someone's work", name);
+    CHECK(read_file(dir / (hash128("a directory").hex() + ".kjit") / "inside") == "kept");
+    CHECK(fs::is_symlink(dir / (hash128("a link").hex() + ".kjit")));
+    CHECK(read_file(tmp.path() / "target") == "outside the cache");
+
+    // A file of kjit's pattern owned by another user is not ours either.
+    if (::geteuid() != 0)
+        return skip("creating a file owned by another user needs root: the ownership check of "
+                    "clear is not exercised");
+    const fs::path theirs = dir / entry_file_name(hash128("theirs"));
+    write_file(theirs, "their entry");
+    REQUIRE(::chown(theirs.c_str(), 65534, 65534) == 0);
+    cache.clear();
+    REQUIRE(cache.store(entry_of("two", 100)));
+    CHECK(read_file(theirs) == "their entry");
+}
+
+TEST_CASE("kjit cache clear refuses a directory the cache refused, and removes nothing there") {
+    test::TempDir tmp;
+    const fs::path dir = tmp.path() / "shared";
+    fs::create_directory(dir);
+    const Hash128 key = hash128("in a shared directory");
+    write_file(dir / entry_file_name(key), "an entry");
+    write_file(dir / lock_file_name(key), "");
+    write_file(dir / "thesis.tmp.docx", "someone's work");
+    ::chmod(dir.c_str(), 01777);
+    const Run r = run_kjit("cache --dir " + dir.string() + " clear");
+    CHECK(r.code == 2);
+    CHECK(r.out == "kjit: error: cache clear refused: " + dir.string() +
+                       " is writable by other users (mode 777): a CUBIN planted there would run "
+                       "on the GPU; nothing was removed\n");
+    CHECK(fs::exists(dir / entry_file_name(key)));
+    CHECK(fs::exists(dir / lock_file_name(key)));
+    CHECK(fs::exists(dir / "thesis.tmp.docx"));
+    ::chmod(dir.c_str(), 0700);
+}
+
+TEST_CASE("cache clear during a compile keeps the lock: another process still cannot take it") {
+    test::TempDir tmp;
+    const Hash128 key = hash128("being compiled");
+    const pid_t holder = stopped_holder(tmp.path(), key);
+    const Run r = run_kjit("cache --dir " + tmp.path().string() + " clear");
+    CHECK(r.code == 0);
+    CHECK(fs::exists(tmp.path() / lock_file_name(key)));
+    DiskCache cache(tmp.path(), kDefaultCacheMaxBytes, [](const std::string&) {});
+    const DiskCache::Lock lock = cache.lock(key, false);
+    CHECK_FALSE(lock.held());
+    CHECK(lock.busy());
+    CHECK(lock_holder(cache.lock_path(key)) == "process " + std::to_string(holder));
+    end_child(holder);
+    // The holder gone, its lock is free, and the next clear removes it.
+    CHECK(cache.lock(key, false).held());
+    CHECK(cache.clear() == 0);
+    CHECK_FALSE(fs::exists(tmp.path() / lock_file_name(key)));
+}
+
+TEST_CASE("locks go with their entries and count toward the cap") {
+    test::TempDir tmp;
+    const std::size_t one = encode_entry(entry_of("lru 0", 10000)).size();
+    DiskCache cache(tmp.path(), 3 * one + 10, [](const std::string&) {});
+    std::vector<Hash128> keys;
+    for (int i = 0; i < 3; ++i) {
+        const CacheEntry e = entry_of("lru " + std::to_string(i), 10000);
+        keys.push_back(e.key);
+        { const DiskCache::Lock l = cache.lock(e.key, false); } // leaves the lock file
+        REQUIRE(cache.store(e));
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    // Three entries and three lock files of ~20 bytes: the locks tip it over the cap.
+    CHECK(cache.list(false).size() == 2);
+    CHECK_FALSE(fs::exists(cache.entry_path(keys[0])));
+    CHECK_FALSE(fs::exists(cache.lock_path(keys[0])));
+    CHECK(fs::exists(cache.lock_path(keys[1])));
+    CHECK(fs::exists(cache.lock_path(keys[2])));
+    // A lock a process holds stays even when its entry goes.
+    const DiskCache::Lock held = cache.lock(keys[1], false);
+    REQUIRE(held.held());
+    REQUIRE(cache.store(entry_of("lru 3", 10000)));
+    CHECK_FALSE(fs::exists(cache.entry_path(keys[1])));
+    CHECK(fs::exists(cache.lock_path(keys[1])));
+}
+
+TEST_CASE("an entry larger than the cap is refused with one warning, evicting nothing") {
+    test::TempDir tmp;
+    std::vector<std::string> warnings;
+    DiskCache cache(tmp.path(), 1 << 20, [&](const std::string& m) { warnings.push_back(m); });
+    const CacheEntry small = entry_of("small", 1000);
+    REQUIRE(cache.store(small));
+    CHECK_FALSE(cache.store(entry_of("big", 2 << 20)));
+    CHECK_FALSE(cache.store(entry_of("bigger", 3 << 20)));
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0] == "not caching kernel big: its entry of " +
+                             std::to_string(encode_entry(entry_of("big", 2 << 20)).size()) +
+                             " bytes is larger than the cache's cap of 1048576 bytes "
+                             "(KJIT_CACHE_MAX_BYTES); it is compiled again when next needed");
+    CHECK(cache.load(small.key));
+    CHECK(cache.list(false).size() == 1);
+}
+
+TEST_CASE("a directory at an entry's path is foreign: one warning per run, no false delete") {
+    test::TempDir tmp;
+    const SourceSet set = [] {
+        SourceSet s;
+        const std::string text = "extern \"C\" __global__ void f(int* y) { y[0] = 1; }\n";
+        s.add({"f.cu", "src/f.cu", text, hash128(text), 0});
+        return s;
+    }();
+    const CacheKey key = make_cache_key(set, "f", {});
+    const fs::path at = tmp.path() / entry_file_name(key.hash);
+    write_file(at / "something", "not an entry");
+    for (int run = 0; run < 2; ++run) {
+        std::vector<std::string> warnings;
+        CacheSettings s;
+        s.dir = tmp.path();
+        s.warn = [&](const std::string& m) { warnings.push_back(m); };
+        CompileCache cc(s);
+        const Specialized r = cc.get(set, {"f", {}});
+        REQUIRE(r.compiled);
+        CHECK(r.origin == Origin::compiled);
+        REQUIRE(warnings.size() == 1);
+        CHECK(warnings[0] == at.string() + " is a directory, not a file kjit wrote: it is left "
+                                           "alone and this kernel is compiled without the cache");
+        CHECK(read_file(at / "something") == "not an entry");
+    }
+}
+
+// ---- 3. never hang ---------------------------------------------------------------------------
+
+TEST_CASE("a FIFO at an entry's path neither blocks kjit compile nor kjit cache why") {
+    test::TempDir tmp;
+    const fs::path src = tmp.path() / "src", cache = tmp.path() / "cache";
+    write_tree(src);
+    const CacheKey key = make_cache_key(SourceSet::from_directory(src), "k", {});
+    fs::create_directories(cache);
+    ::chmod(cache.c_str(), 0700);
+    REQUIRE(::mkfifo((cache / entry_file_name(key.hash)).c_str(), 0600) == 0);
+    const std::string env = "KJIT_CACHE_DIR=" + cache.string();
+    const std::string fifo_warning = (cache / entry_file_name(key.hash)).string() +
+                                     " is a FIFO, not a file kjit wrote: it is left alone and "
+                                     "this kernel is compiled without the cache";
+    Run r = run_shell(env + " timeout 60 " KJIT_BINARY " compile k --src " + src.string());
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "key: " + key.hex()));
+    CHECK(contains(r.out, "kjit: warning: " + fifo_warning));
+    r = run_shell(env + " timeout 60 " KJIT_BINARY " cache why k --src " + src.string());
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "kjit: warning: " + fifo_warning));
+    CHECK(contains(r.out, "miss: no entry for kernel k"));
+    struct stat st {};
+    REQUIRE(::lstat((cache / entry_file_name(key.hash)).c_str(), &st) == 0);
+    CHECK(S_ISFIFO(st.st_mode));
+}
+
+TEST_CASE("a FIFO at a lock's path: the kernel is compiled and stored without the lock") {
+    test::TempDir tmp;
+    SourceSet set;
+    const std::string text = "extern \"C\" __global__ void g(int* y) { y[0] = 2; }\n";
+    set.add({"g.cu", "src/g.cu", text, hash128(text), 0});
+    const CacheKey key = make_cache_key(set, "g", {});
+    const fs::path lock = tmp.path() / lock_file_name(key.hash);
+    REQUIRE(::mkfifo(lock.c_str(), 0600) == 0);
+    std::vector<std::string> warnings;
+    CacheSettings s;
+    s.dir = tmp.path();
+    s.warn = [&](const std::string& m) { warnings.push_back(m); };
+    const Specialized first = CompileCache(s).get(set, {"g", {}});
+    REQUIRE(first.compiled);
+    CHECK(first.origin == Origin::compiled);
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0] == lock.string() + " is a FIFO, not a file kjit wrote: it is left alone and "
+                                         "this kernel is compiled without the lock");
+    const Specialized second = CompileCache(s).get(set, {"g", {}});
+    CHECK(second.origin == Origin::disk);
+    CHECK(warnings.size() == 1);
+    CHECK(fs::is_fifo(lock));
+}
+
+TEST_CASE("a stopped process holding a key's lock delays kjit compile by the lock wait, no more") {
+    test::TempDir tmp;
+    const fs::path src = tmp.path() / "src", cache = tmp.path() / "cache";
+    write_tree(src);
+    const CacheKey key = make_cache_key(SourceSet::from_directory(src), "k", {});
+    const pid_t holder = stopped_holder(cache, key.hash);
+    const std::string process = "process " + std::to_string(holder);
+    const std::string lock = (cache / lock_file_name(key.hash)).string();
+    const auto start = std::chrono::steady_clock::now();
+    Run r = run_shell("KJIT_CACHE_DIR=" + cache.string() + " KJIT_CACHE_LOCK_WAIT=6 timeout 120 " +
+                      KJIT_BINARY " compile k --src " + src.string());
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(seconds < 100);
+    CHECK(contains(r.out, "kjit: warning: waiting for " + process + ", which holds the lock " +
+                              lock + " (compiling that kernel); after 6 s (KJIT_CACHE_LOCK_WAIT) "
+                              "it is compiled here instead\n"));
+    CHECK(contains(r.out, "kjit: warning: " + process + " still holds the lock " + lock +
+                              " after 6 s (KJIT_CACHE_LOCK_WAIT): the kernel is compiled here "
+                              "without waiting for it\n"));
+    CHECK(contains(r.out, ": compiled for sm_90"));
+    // 0: no wait at all; the entry stored meanwhile is then served.
+    r = run_shell("KJIT_CACHE_DIR=" + cache.string() + " KJIT_CACHE_LOCK_WAIT=0 timeout 120 " +
+                  KJIT_BINARY " compile k --src " + src.string());
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "cached, compiled"));
+    fs::remove(cache / entry_file_name(key.hash));
+    r = run_shell("KJIT_CACHE_DIR=" + cache.string() + " KJIT_CACHE_LOCK_WAIT=0 timeout 120 " +
+                  KJIT_BINARY " compile k --src " + src.string());
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, process + " still holds the lock " + lock + " after 0 s"));
+    end_child(holder);
+}
+
+TEST_CASE("KJIT_CACHE_LOCK_WAIT is a declared flag with a range") {
+    const Run r = run_kjit("compile k --src /nonexistent", "KJIT_CACHE_LOCK_WAIT=-1");
+    CHECK(r.code == 2);
+    CHECK(r.out == "kjit: error: KJIT_CACHE_LOCK_WAIT=-1 is out of range; accepted values: "
+                   "integers 0..86400\n");
 }
 
 // ---- 5. freshness that touch cannot fool -----------------------------------------------------

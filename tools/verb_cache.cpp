@@ -17,8 +17,9 @@ struct CacheArgs {
     std::vector<std::string> include_dirs;
 };
 
-DiskCache open_cache(const CacheArgs& args) {
-    return DiskCache(args.dir.empty() ? DiskCache::default_dir() : std::filesystem::path(args.dir));
+DiskCache open_cache(const CacheArgs& args, WarningSink warn = {}) {
+    return DiskCache(args.dir.empty() ? DiskCache::default_dir() : std::filesystem::path(args.dir),
+                     DiskCache::default_max_bytes(), std::move(warn));
 }
 
 int run_stats(const CacheArgs& args) {
@@ -54,7 +55,8 @@ int run_ls(const CacheArgs& args) {
 }
 
 int run_clear(const CacheArgs& args) {
-    DiskCache cache = open_cache(args);
+    // A refused directory is an error here (clear() says why), not a warning about compiling.
+    DiskCache cache = open_cache(args, [](const std::string&) {});
     std::printf("removed %zu entries from %s\n", cache.clear(), cache.dir().c_str());
     return kOk;
 }
@@ -120,7 +122,9 @@ Action add_cache(CLI::App& app) {
     sub->add_option("--dir", args->dir, "cache directory (default: KJIT_CACHE_DIR, XDG, ~/.cache)");
     auto* stats = sub->add_subcommand("stats", "directory, entries, size and cap");
     auto* ls = sub->add_subcommand("ls", "every entry with kernel, arch, size, last use, defines");
-    auto* clear = sub->add_subcommand("clear", "remove every entry");
+    auto* clear = sub->add_subcommand(
+        "clear", "remove every entry, the locks no process holds and the temporary files of "
+                 "writers that are gone (nothing else: only kjit's own files)");
     auto* why = sub->add_subcommand(
         "why", "the key of a request and, against the nearest entry of the same kernel, which "
                "component differs");
