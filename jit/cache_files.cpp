@@ -157,10 +157,12 @@ LockAttempt try_lock_file(const fs::path& path) {
         const int fd =
             ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
         if (fd < 0) {
+            const int e = errno;
             struct stat st {};
-            out.problem = ::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)
-                              ? file_kind_text(st.st_mode)
-                              : std::string("cannot be opened: ") + std::strerror(errno);
+            out.problem =
+                ::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)
+                    ? file_kind_text(st.st_mode)
+                    : "a file that cannot be opened (" + std::string(std::strerror(e)) + ")";
             return out;
         }
         struct stat st {};
@@ -180,7 +182,8 @@ LockAttempt try_lock_file(const fs::path& path) {
             if (e == EWOULDBLOCK) {
                 out.busy = true;
             } else {
-                out.problem = std::string("cannot be locked: ") + std::strerror(e);
+                out.problem =
+                    "a file that cannot be locked (" + std::string(std::strerror(e)) + ")";
             }
             return out;
         }

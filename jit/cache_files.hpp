@@ -54,8 +54,8 @@ bool read_exactly(int fd, std::string& out, std::size_t size);
 struct LockAttempt {
     int fd = -1;       ///< >= 0: the lock is held through this descriptor
     bool busy = false; ///< another open file (process) holds it
-    /// Why the file cannot serve as a lock ("" when held or busy): it is not a regular file
-    /// of the current user, or cannot be opened.
+    /// Why the file cannot serve as a lock ("" when held or busy), to follow "PATH is": "a
+    /// FIFO", "owned by uid 1001", "a file that cannot be opened (Permission denied)".
     std::string problem;
 };
 

@@ -130,7 +130,7 @@ void end_child(pid_t pid) {
 
 } // namespace
 
-TEST_SUITE("reliability") {
+TEST_SUITE("cache") {
 
 // ---- 1. the key covers everything the compiler can read -------------------------------------
 
