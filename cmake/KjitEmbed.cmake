@@ -1,14 +1,16 @@
 # kjit_embed_kernels(<target> DIR <dir> [PREFIX <shown-prefix>])
-# Creates an object library <target> that embeds every .cu/.cuh under DIR and registers them
-# with kjit::SourceSet::embedded(). Adding a file needs no CMake edit (CONFIGURE_DEPENDS);
-# an edited file is re-embedded by the next build.
+# Creates an object library <target> that embeds the kernel tree under DIR and registers it
+# with kjit::SourceSet::embedded(): every .cu, every header, and every file an #include names,
+# whatever its extension (kjit-embed picks them from every file under DIR, by the rule of
+# kjit::SourceSet::from_tree). Adding a file needs no CMake edit (CONFIGURE_DEPENDS); an edited
+# file is re-embedded by the next build.
 function(kjit_embed_kernels target)
   cmake_parse_arguments(ARG "" "DIR;PREFIX" "" ${ARGN})
   if(NOT ARG_DIR)
     message(FATAL_ERROR "kjit_embed_kernels(${target}): DIR is required")
   endif()
   get_filename_component(dir "${ARG_DIR}" ABSOLUTE)
-  file(GLOB_RECURSE files CONFIGURE_DEPENDS "${dir}/*.cu" "${dir}/*.cuh")
+  file(GLOB_RECURSE files CONFIGURE_DEPENDS "${dir}/*")
   list(SORT files)
   set(out "${CMAKE_CURRENT_BINARY_DIR}/${target}_embedded.cpp")
   set(prefix_args)

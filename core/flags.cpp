@@ -337,6 +337,12 @@ FlagRegistry builtin_flags() {
                               "size cap of the disk cache; least recently used entries go first");
     max_bytes.min = 1048576;
     r.declare(std::move(max_bytes));
+    FlagSpec lock_wait = flag(kFlagCacheLockWait, FlagType::integer, "30",
+                              "seconds to wait for another process compiling the same kernel "
+                              "(holding its cache lock) before compiling it here; 0: do not wait");
+    lock_wait.min = 0;
+    lock_wait.max = 86400;
+    r.declare(std::move(lock_wait));
     FlagSpec jobs =
         flag(kFlagCompileJobs, FlagType::integer, "0", "parallel NVRTC compiles; 0: one per core");
     jobs.min = 0;

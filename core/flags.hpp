@@ -161,6 +161,7 @@ const ResolvedFlags& process_flags();
 inline constexpr std::string_view kFlagDriverLibrary = "KJIT_DRIVER_LIBRARY";
 inline constexpr std::string_view kFlagCacheDir = "KJIT_CACHE_DIR";
 inline constexpr std::string_view kFlagCacheMaxBytes = "KJIT_CACHE_MAX_BYTES";
+inline constexpr std::string_view kFlagCacheLockWait = "KJIT_CACHE_LOCK_WAIT";
 inline constexpr std::string_view kFlagCompileJobs = "KJIT_COMPILE_JOBS";
 inline constexpr std::string_view kFlagCompileWorker = "KJIT_COMPILE_WORKER";
 inline constexpr std::string_view kFlagKernelDir = "KJIT_KERNEL_DIR";

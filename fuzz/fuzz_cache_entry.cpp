@@ -2,6 +2,7 @@
 // reason, never crash; an encoded entry decodes back to itself, and one changed byte of it is
 // refused. fuzz/run.sh builds and runs it.
 #include "jit/cache_entry.hpp"
+#include "jit/cache_files.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +15,11 @@ constexpr kjit::Hash128 kKey{0x0123456789abcdefULL, 0xfedcba9876543210ULL};
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+    // A cache directory's file name is outside input too: kjit's own names parse back exactly.
+    const kjit::CacheFileName name = kjit::parse_cache_file_name(bytes);
+    if ((name.kind == kjit::CacheFileKind::entry && kjit::entry_file_name(name.key) != bytes) ||
+        (name.kind == kjit::CacheFileKind::lock && kjit::lock_file_name(name.key) != bytes))
+        __builtin_trap();
     std::string problem;
     if (const auto entry = kjit::decode_entry(bytes, kKey, &problem)) {
         (void)kjit::meta_value(entry->meta, "kernel");

@@ -5,21 +5,38 @@
 #include "jit/sources.hpp"
 
 #include <array>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
 namespace kjit {
 
 /// Bumped whenever the key encoding or the disk entry layout changes (2: every value of the
-/// entry's meta is escaped, as jit/compile_record.hpp writes it).
-inline constexpr int kCacheFormatVersion = 2;
+/// entry's meta is escaped, as jit/compile_record.hpp writes it; 3: the headers a kernel can
+/// include, the content of extra include directories, the toolkit's version).
+inline constexpr int kCacheFormatVersion = 3;
 
 /// What a compile's key is made of, one hash per component, so that `kjit cache why` can
-/// say which component differs between two requests.
+/// say which component differs between two requests. `source`: the kernel's name and text;
+/// `headers`: the name and text of each file it can include (SourceSet::includable);
+/// `includes`: the content of every file under each extra include directory; `toolkit`: the
+/// version of the CUDA toolkit whose include directories are given.
 struct KeyComponents {
-    enum Index { source, headers, defines, options, arch, toolkit, nvrtc, format, kCount };
-    static constexpr std::array<const char*, kCount> kNames = {
-        "source", "headers", "defines", "options", "arch", "toolkit", "nvrtc", "format"};
+    enum Index {
+        source,
+        headers,
+        defines,
+        options,
+        arch,
+        includes,
+        toolkit,
+        nvrtc,
+        format,
+        kCount
+    };
+    static constexpr std::array<const char*, kCount> kNames = {"source",  "headers", "defines",
+                                                               "options", "arch",    "includes",
+                                                               "toolkit", "nvrtc",   "format"};
     std::array<std::uint64_t, kCount> hashes{};
 };
 
@@ -40,5 +57,15 @@ CacheKey make_cache_key(const SourceSet& sources, std::string_view kernel,
 /// NVRTC or kjit), for tests and `kjit cache why`.
 CacheKey make_cache_key(const SourceSet& sources, std::string_view kernel,
                         const CompileOptions& options, int nvrtc, int format);
+
+/// The content of an include directory as the key sees it: the name (relative to dir) and
+/// xxh3-128 of every regular file under it, links followed, each directory once; "" when dir
+/// is not a directory. File hashes are remembered by stamp (FileStamp) within the process.
+std::string include_dir_content(const std::filesystem::path& dir);
+
+/// What keys a toolkit include directory: the first of ../version.json, ../../version.json,
+/// ../version.txt, cuda.h, ../cuda.h that exists, by name and content hash; the directory's
+/// content (include_dir_content) when none does.
+std::string toolkit_version(const std::filesystem::path& dir);
 
 } // namespace kjit

@@ -29,7 +29,7 @@ CompileCache::CompileCache(CacheSettings settings) : settings_(std::move(setting
         disk_ = std::make_unique<DiskCache>(
             settings_.dir.empty() ? DiskCache::default_dir() : settings_.dir,
             settings_.max_bytes ? settings_.max_bytes : DiskCache::default_max_bytes(),
-            settings_.warn);
+            settings_.warn, settings_.lock_wait.value_or(DiskCache::default_lock_wait()));
 }
 
 std::optional<CompiledKernel> CompileCache::load(const CacheKey& key,
@@ -58,7 +58,9 @@ std::vector<Specialized> CompileCache::get_all(const SourceSet& sources,
                                                const CompileProgress& progress) {
     std::vector<Specialized> out(requests.size());
     // PTX is not cached (it would tie an entry to the driver): such requests always compile.
-    const auto cacheable = [&](std::size_t i) { return disk_ && !requests[i].options.ptx; };
+    const auto cacheable = [&](std::size_t i) {
+        return disk_ && !requests[i].options.ptx && !disk_->foreign(out[i].key.hash);
+    };
     std::unordered_map<std::string, std::size_t> first_of_key; // duplicates compile once
     std::vector<std::size_t> unique;
     for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -87,7 +89,7 @@ std::vector<Specialized> CompileCache::get_all(const SourceSet& sources,
             continue;
         }
         DiskCache::Lock lock = disk_->lock(out[i].key.hash, false);
-        if (!lock.held() && disk_->enabled()) {
+        if (lock.busy()) {
             theirs.push_back(i);
             continue;
         }
@@ -117,10 +119,13 @@ std::vector<Specialized> CompileCache::get_all(const SourceSet& sources,
     };
     compile_round(mine);
 
-    // Wait for the other processes' compiles; what they did not store, compile here.
+    // Wait for the other processes' compiles, all up to one deadline; what they did not store
+    // (or did not finish by then), compile here.
     std::vector<std::size_t> left;
+    const auto deadline =
+        DiskCache::Clock::now() + (disk_ ? disk_->lock_wait() : std::chrono::milliseconds(0));
     for (std::size_t i : theirs) {
-        DiskCache::Lock lock = disk_->lock(out[i].key.hash, true);
+        DiskCache::Lock lock = disk_->lock_until(out[i].key.hash, deadline);
         if ((out[i].compiled = load(out[i].key, requests[i].options, &out[i].read_ms))) {
             out[i].origin = Origin::disk;
             continue;

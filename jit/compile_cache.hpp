@@ -17,6 +17,9 @@ struct CacheSettings {
     int jobs = 0;                   ///< 0: default_compile_jobs()
     std::filesystem::path worker;   ///< compile-worker executable; empty: KJIT_COMPILE_WORKER or threads
     WarningSink warn;               ///< empty: kjit's warning sink
+    /// How long to wait for another process compiling the same key; nullopt:
+    /// DiskCache::default_lock_wait() (KJIT_CACHE_LOCK_WAIT).
+    std::optional<std::chrono::milliseconds> lock_wait;
 };
 
 /// One compile request: a kernel of the cache's source set and its options.
@@ -38,7 +41,10 @@ struct Specialized {
 };
 
 /// Compiles through the disk cache: hits are read and verified, misses compiled (in parallel
-/// for get_all) under a per-key lock so that concurrent processes compile each key once.
+/// for get_all) under a per-key lock so that concurrent processes compile each key once. A key
+/// another process is compiling is waited for up to the lock wait (one deadline for all such
+/// keys of a call), then compiled here; a key whose entry path is foreign is compiled without
+/// the cache.
 class CompileCache {
   public:
     explicit CompileCache(CacheSettings settings = {});

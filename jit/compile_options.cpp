@@ -17,6 +17,8 @@ std::vector<std::string> CompileOptions::argv() const {
         out.emplace_back("-lineinfo");
     for (const auto& dir : include_dirs)
         out.push_back("-I" + dir);
+    for (const auto& dir : toolkit_include_dirs)
+        out.push_back("-I" + dir);
     for (const auto& [name, value] : defines)
         out.push_back("-D" + name + "=" + value);
     out.insert(out.end(), extra.begin(), extra.end());

@@ -15,7 +15,12 @@ struct CompileOptions {
     bool fast_math = false;      ///< --use_fast_math
     bool lineinfo = false;       ///< -lineinfo
     bool ptx = false;            ///< also return the PTX (compiled for the virtual arch)
-    std::vector<std::string> include_dirs; ///< -I (the embedded headers need none)
+    /// -I: extra include directories (a CUTLASS checkout, say); the cache key covers the
+    /// content of every file under them, not only their paths.
+    std::vector<std::string> include_dirs;
+    /// -I after include_dirs: the CUDA toolkit's own include directories (<cuda_bf16.h>,
+    /// <cub/...>); the cache key covers the toolkit's version, found beside them.
+    std::vector<std::string> toolkit_include_dirs;
     std::vector<std::string> extra;        ///< passed through verbatim, after the others
 
     /// The NVRTC flags, in a fixed order (defines sorted by name).

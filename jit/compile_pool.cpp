@@ -93,6 +93,7 @@ void put_options(Writer& w, const CompileOptions& o) {
     put_defines(w, o.defines);
     w.u64((o.fmad ? 1 : 0) | (o.fast_math ? 2 : 0) | (o.lineinfo ? 4 : 0) | (o.ptx ? 8 : 0));
     put_strings(w, o.include_dirs);
+    put_strings(w, o.toolkit_include_dirs);
     put_strings(w, o.extra);
 }
 CompileOptions get_options(Reader& r) {
@@ -106,6 +107,7 @@ CompileOptions get_options(Reader& r) {
     o.lineinfo = flags & 4;
     o.ptx = flags & 8;
     o.include_dirs = get_strings(r);
+    o.toolkit_include_dirs = get_strings(r);
     o.extra = get_strings(r);
     return o;
 }

@@ -15,7 +15,8 @@ void check(nvrtcResult r, const char* call, const std::string& context) {
         throw NvrtcError(call, static_cast<int>(r), nvrtcGetErrorString(r), context);
 }
 
-/// Owns an nvrtcProgram.
+/// Owns an nvrtcProgram. The program is named by the kernel's name in its set, not by a path
+/// on disk, and every header it can include is given in memory.
 class NvrtcProgram {
   public:
     NvrtcProgram(const SourceFile& file, const std::vector<const SourceFile*>& headers) {
@@ -24,7 +25,7 @@ class NvrtcProgram {
             texts.push_back(h->text.c_str());
             names.push_back(h->name.c_str());
         }
-        check(nvrtcCreateProgram(&prog_, file.text.c_str(), file.path.c_str(),
+        check(nvrtcCreateProgram(&prog_, file.text.c_str(), file.name.c_str(),
                                  static_cast<int>(texts.size()), texts.data(), names.data()),
               "nvrtcCreateProgram", file.path);
     }
@@ -98,8 +99,11 @@ CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
                        const CompileOptions& options) {
     const SourceFile& file = sources.kernel(kernel);
     const auto start = std::chrono::steady_clock::now();
-    NvrtcProgram prog(file, sources.headers());
-    const std::vector<std::string> args = options.argv();
+    NvrtcProgram prog(file, sources.includable(file));
+    std::vector<std::string> args = options.argv();
+    // NVRTC would add the directory of the program's name, and the current directory for a bare
+    // name, to the include path: the kernel then reads only the headers it was given.
+    args.insert(args.begin() + 1, "--no-source-include");
     std::vector<const char*> argv;
     for (const auto& a : args)
         argv.push_back(a.c_str());

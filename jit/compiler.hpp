@@ -25,7 +25,9 @@ struct CompiledKernel {
 /// NVRTC's version as major*1000 + minor*10 (13.0 -> 13000), like CUDA_VERSION.
 int nvrtc_version();
 
-/// Compiles one kernel of `sources`, offering every header in the set to `#include`.
+/// Compiles one kernel of `sources`, offering the files it can include (SourceSet::includable)
+/// in memory and no directory of the kernel tree: the compile reads only what the cache key
+/// covers (the directories of options.include_dirs and toolkit_include_dirs aside).
 /// Throws CompileError (with the log at the kernel's own file:line) when the source is bad.
 CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
                        const CompileOptions& options);

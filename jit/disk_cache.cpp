@@ -1,6 +1,7 @@
 #include "jit/disk_cache.hpp"
 
 #include "core/warnings.hpp"
+#include "jit/cache_files.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -13,7 +14,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <random>
+#include <thread>
 #include <utility>
 
 namespace kjit {
@@ -22,31 +25,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kEntrySuffix = ".kjit";
-constexpr const char* kLockSuffix = ".lock";
-constexpr const char* kTempMarker = ".tmp.";
+/// How long a wait for a key's lock goes on before it names the holder.
+constexpr auto kLockNotice = std::chrono::seconds(5);
+constexpr const char* kWithoutCache = "this kernel is compiled without the cache";
 
 std::string errno_text(int e) { return std::strerror(e); }
-
-std::int64_t to_ns(const struct timespec& t) {
-    return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
-}
-
-/// Reads a whole file from an open descriptor.
-bool read_all(int fd, std::string& out, std::size_t size) {
-    out.resize(size);
-    std::size_t done = 0;
-    while (done < size) {
-        const ssize_t n = ::read(fd, out.data() + done, size - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        done += static_cast<std::size_t>(n);
-    }
-    out.resize(done);
-    return done == size;
-}
 
 bool write_all(int fd, const std::string& bytes, int* error) {
     std::size_t done = 0;
@@ -98,8 +81,14 @@ std::uint64_t DiskCache::default_max_bytes(const ResolvedFlags& flags) {
     return static_cast<std::uint64_t>(flags.get_int(kFlagCacheMaxBytes));
 }
 
-DiskCache::DiskCache(fs::path dir, std::uint64_t max_bytes, WarningSink warn)
-    : dir_(std::move(dir)), max_bytes_(max_bytes), warn_(warn ? std::move(warn) : default_warn) {
+std::chrono::milliseconds DiskCache::default_lock_wait(const ResolvedFlags& flags) {
+    return std::chrono::seconds(flags.get_int(kFlagCacheLockWait));
+}
+
+DiskCache::DiskCache(fs::path dir, std::uint64_t max_bytes, WarningSink warn,
+                     std::chrono::milliseconds lock_wait)
+    : dir_(std::move(dir)), max_bytes_(max_bytes), warn_(warn ? std::move(warn) : default_warn),
+      lock_wait_(std::max(lock_wait, std::chrono::milliseconds(0))) {
     std::string why;
     struct stat st {};
     if (!make_dirs(dir_, &why)) {
@@ -128,92 +117,155 @@ DiskCache::DiskCache(fs::path dir, std::uint64_t max_bytes, WarningSink warn)
 }
 
 fs::path DiskCache::entry_path(const Hash128& key) const {
-    return dir_ / (key.hex() + kEntrySuffix);
+    return dir_ / entry_file_name(key);
 }
 
-void DiskCache::warn_once(const std::string& message) {
-    if (!write_warned_.exchange(true))
+fs::path DiskCache::lock_path(const Hash128& key) const {
+    return dir_ / lock_file_name(key);
+}
+
+void DiskCache::warn_once(std::atomic<bool>& flag, const std::string& message) {
+    if (!flag.exchange(true))
         warn_(message);
+}
+
+void DiskCache::found_foreign(const fs::path& path, const std::string& what,
+                              const std::string& consequence) {
+    {
+        std::lock_guard lock(foreign_mutex_);
+        if (!foreign_.insert(path.string()).second)
+            return;
+    }
+    ++stats_.foreign;
+    warn_(path.string() + " is " + what + ", not a file kjit wrote: it is left alone and " +
+          consequence);
+}
+
+bool DiskCache::foreign(const Hash128& key) const {
+    std::lock_guard lock(foreign_mutex_);
+    return foreign_.contains(entry_path(key).string());
 }
 
 std::optional<CacheEntry> DiskCache::load(const Hash128& key) {
     if (!enabled_)
         return std::nullopt;
     const fs::path path = entry_path(key);
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) {
+    const auto miss = [&]() -> std::optional<CacheEntry> {
         ++stats_.misses;
         return std::nullopt;
+    };
+    if (foreign(key))
+        return miss();
+    // Never follow a link, never block (a FIFO opens at once and is then refused below).
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) {
+        const int e = errno;
+        struct stat st {};
+        // A regular file of ours that cannot be opened is replaced by the next store.
+        if (e != ENOENT && ::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+            found_foreign(path, file_kind_text(st.st_mode), kWithoutCache);
+        return miss();
     }
     struct stat st {};
     std::string bytes;
     std::string problem;
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        problem = "not a regular file";
-    } else if (st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
         ::close(fd);
-        ++stats_.misses;
+        found_foreign(path, file_kind_text(st.st_mode), kWithoutCache);
+        return miss();
+    }
+    if (st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        ::close(fd);
+        if (st.st_uid != ::geteuid()) {
+            std::lock_guard lock(foreign_mutex_); // never replaced by a store either
+            foreign_.insert(path.string());
+        }
         warn_("refusing cache entry " + path.string() + ": owned by uid " +
               std::to_string(st.st_uid) + " or writable by others; it is not loaded");
-        return std::nullopt;
-    } else if (!read_all(fd, bytes, static_cast<std::size_t>(st.st_size))) {
-        problem = "short read";
+        return miss();
     }
+    if (!read_exactly(fd, bytes, static_cast<std::size_t>(st.st_size)))
+        problem = "short read";
     ::close(fd);
     std::optional<CacheEntry> entry;
     if (problem.empty())
         entry = decode_entry(bytes, key, &problem);
     if (!entry) {
         ++stats_.damaged;
-        ++stats_.misses;
-        std::error_code ec;
-        fs::remove(path, ec);
+        // Only the file that was read, should another have been renamed into place since.
+        struct stat now {};
+        if (::lstat(path.c_str(), &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino)
+            ::unlink(path.c_str());
         warn_("damaged cache entry " + path.string() + " (" + problem +
               ") deleted; the kernel is compiled again");
-        return std::nullopt;
+        return miss();
     }
     ++stats_.hits;
-    ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); // last use, for LRU eviction
+    ::utimensat(AT_FDCWD, path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW); // last use, for LRU
     return entry;
 }
 
 bool DiskCache::store(const CacheEntry& entry) {
-    if (!enabled_)
+    if (!enabled_ || foreign(entry.key))
         return false;
     const fs::path final_path = entry_path(entry.key);
+    const std::string bytes = encode_entry(entry);
+    if (bytes.size() > max_bytes_) {
+        const std::string kernel = meta_value(entry.meta, "kernel");
+        warn_once(oversize_warned_,
+                  "not caching " + (kernel.empty() ? std::string("an entry") : "kernel " + kernel) +
+                      ": its entry of " + std::to_string(bytes.size()) +
+                      " bytes is larger than the cache's cap of " + std::to_string(max_bytes_) +
+                      " bytes (KJIT_CACHE_MAX_BYTES); it is compiled again when next needed");
+        return false;
+    }
     thread_local std::mt19937_64 rng{std::random_device{}()};
-    const fs::path tmp = dir_ / (entry.key.hex() + kTempMarker + std::to_string(::getpid()) + "." +
-                                 std::to_string(rng()));
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    const fs::path tmp = dir_ / temp_file_name(entry.key, rng() >> 1);
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) {
-        warn_once("cannot write cache entries in " + dir_.string() + ": " + errno_text(errno) +
-                  "; compiled kernels are kept in memory only");
+        warn_once(write_warned_, "cannot write cache entries in " + dir_.string() + ": " +
+                                     errno_text(errno) +
+                                     "; compiled kernels are kept in memory only");
         return false;
     }
     int error = 0;
-    const bool ok = write_all(fd, encode_entry(entry), &error);
+    const bool ok = write_all(fd, bytes, &error);
     if (::close(fd) != 0 && ok)
         error = errno;
     if (!ok || error != 0) {
         ::unlink(tmp.c_str());
-        warn_once("cannot write cache entry " + final_path.string() + ": " + errno_text(error) +
-                  "; compiled kernels are kept in memory only");
+        warn_once(write_warned_, "cannot write cache entry " + final_path.string() + ": " +
+                                     errno_text(error) +
+                                     "; compiled kernels are kept in memory only");
+        return false;
+    }
+    // rename() replaces what is at the path: only an entry of ours, never a foreign file.
+    struct stat st {};
+    if (::lstat(final_path.c_str(), &st) == 0 && !owned_regular_file(final_path)) {
+        ::unlink(tmp.c_str());
+        found_foreign(final_path,
+                      S_ISREG(st.st_mode) ? "owned by uid " + std::to_string(st.st_uid)
+                                          : file_kind_text(st.st_mode),
+                      kWithoutCache);
         return false;
     }
     if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
         const int e = errno;
         ::unlink(tmp.c_str());
-        warn_once("cannot rename cache entry into " + final_path.string() + ": " + errno_text(e));
+        warn_once(write_warned_,
+                  "cannot rename cache entry into " + final_path.string() + ": " + errno_text(e));
         return false;
     }
     ++stats_.stores;
-    evict();
+    evict(entry.key);
     return true;
 }
 
-DiskCache::Lock::Lock(Lock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+DiskCache::Lock::Lock(Lock&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), busy_(std::exchange(other.busy_, false)) {}
 DiskCache::Lock& DiskCache::Lock::operator=(Lock&& other) noexcept {
     std::swap(fd_, other.fd_);
+    std::swap(busy_, other.busy_);
     return *this;
 }
 DiskCache::Lock::~Lock() {
@@ -222,98 +274,45 @@ DiskCache::Lock::~Lock() {
 }
 
 DiskCache::Lock DiskCache::lock(const Hash128& key, bool wait) {
+    return lock_until(key, wait ? Clock::now() + lock_wait_ : Clock::time_point{});
+}
+
+DiskCache::Lock DiskCache::lock_until(const Hash128& key, Clock::time_point deadline) {
     if (!enabled_)
         return Lock{};
-    const fs::path path = dir_ / (key.hex() + kLockSuffix);
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0)
-        return Lock{};
-    int r;
-    do {
-        r = ::flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB));
-    } while (r != 0 && errno == EINTR);
-    if (r != 0) {
-        ::close(fd);
-        return Lock{};
-    }
-    return Lock{fd};
-}
-
-std::vector<DiskEntryInfo> DiskCache::list(bool with_meta) const {
-    std::vector<DiskEntryInfo> out;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir_, ec)) {
-        const std::string name = e.path().filename().string();
-        if (name.size() != 32 + std::strlen(kEntrySuffix) || !name.ends_with(kEntrySuffix))
-            continue;
-        const auto key = Hash128::parse(std::string_view(name).substr(0, 32));
-        struct stat st {};
-        if (!key || ::lstat(e.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-            continue;
-        DiskEntryInfo info;
-        info.key = *key;
-        info.bytes = static_cast<std::uint64_t>(st.st_size);
-        info.mtime_ns = to_ns(st.st_mtim);
-        if (FILE* f = with_meta ? std::fopen(e.path().c_str(), "rb") : nullptr) {
-            char header[kCacheHeaderBytes];
-            if (std::fread(header, 1, sizeof header, f) == sizeof header) {
-                std::uint32_t meta_len = 0;
-                std::memcpy(&meta_len, header + 12, sizeof meta_len);
-                if (meta_len <= info.bytes) {
-                    info.meta.resize(meta_len);
-                    info.meta.resize(std::fread(info.meta.data(), 1, meta_len, f));
-                }
-            }
-            std::fclose(f);
+    const fs::path path = lock_path(key);
+    const auto start = Clock::now();
+    auto pause = std::chrono::milliseconds(5);
+    const auto seconds = [](std::chrono::milliseconds ms) {
+        char s[32];
+        std::snprintf(s, sizeof s, "%g s", static_cast<double>(ms.count()) / 1000.0);
+        return std::string(s);
+    };
+    for (;;) {
+        const LockAttempt a = try_lock_file(path);
+        if (a.fd >= 0)
+            return Lock{a.fd};
+        if (!a.busy) {
+            found_foreign(path, a.problem, "this kernel is compiled without the lock");
+            return Lock{};
         }
-        out.push_back(std::move(info));
-    }
-    std::sort(out.begin(), out.end(),
-              [](const auto& a, const auto& b) { return a.mtime_ns < b.mtime_ns; });
-    return out;
-}
-
-std::size_t DiskCache::clear() {
-    std::size_t removed = 0;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir_, ec)) {
-        const std::string name = e.path().filename().string();
-        const bool entry = name.ends_with(kEntrySuffix);
-        if (entry || name.ends_with(kLockSuffix) || name.find(kTempMarker) != std::string::npos) {
-            std::error_code rec;
-            if (fs::remove(e.path(), rec) && entry)
-                ++removed;
+        const auto now = Clock::now();
+        if (now >= deadline) {
+            if (deadline != Clock::time_point{})
+                warn_once(gave_up_warned_,
+                          lock_holder(path) + " still holds the lock " + path.string() +
+                              " after " + seconds(lock_wait_) +
+                              " (KJIT_CACHE_LOCK_WAIT): the kernel is compiled here without "
+                              "waiting for it");
+            return Lock{-1, true};
         }
-    }
-    return removed;
-}
-
-void DiskCache::evict() {
-    std::lock_guard guard(evict_mutex_);
-    std::vector<DiskEntryInfo> entries = list(false);
-    std::uint64_t total = 0;
-    for (const auto& e : entries)
-        total += e.bytes;
-    for (const auto& e : entries) { // oldest use first
-        if (total <= max_bytes_)
-            break;
-        std::error_code ec;
-        if (fs::remove(entry_path(e.key), ec)) {
-            total -= e.bytes;
-            ++stats_.evicted;
-        }
-    }
-    // Temporary files of writers that died more than an hour ago.
-    const auto cutoff = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count() -
-                        3600LL * 1000000000LL;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir_, ec)) {
-        struct stat st {};
-        if (e.path().filename().string().find(kTempMarker) != std::string::npos &&
-            ::lstat(e.path().c_str(), &st) == 0 && to_ns(st.st_mtim) < cutoff)
-            ::unlink(e.path().c_str());
+        if (now - start >= kLockNotice)
+            warn_once(wait_warned_, "waiting for " + lock_holder(path) + ", which holds the lock " +
+                                        path.string() + " (compiling that kernel); after " +
+                                        seconds(lock_wait_) +
+                                        " (KJIT_CACHE_LOCK_WAIT) it is compiled here instead");
+        std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - now));
+        pause = std::min(pause * 2, std::chrono::milliseconds(100));
     }
 }
 

@@ -2,8 +2,6 @@
 
 #include "core/error.hpp"
 
-#include <sys/stat.h>
-
 namespace kjit {
 
 namespace fs = std::filesystem;
@@ -21,38 +19,54 @@ std::string SourceProvider::describe() const {
     return dir_.empty() ? "embedded at build time" : "from " + dir_.string();
 }
 
+bool SourceProvider::unchanged(const std::vector<std::string>& names) {
+    if (!snapshot_ || names != names_)
+        return false;
+    for (const auto& f : snapshot_->files()) {
+        const auto stamp = file_stamp(dir_ / f.name);
+        const auto old = seen_.find(f.name);
+        if (!stamp || old == seen_.end() || !(*stamp == old->second.stamp))
+            return false;
+        if (!old->second.racy)
+            continue;
+        const std::int64_t now = now_ns();
+        if (read_source_file(dir_, f.name).hash != f.hash)
+            return false;
+        // Read again a second past its ctime with the same stamp and text: any later write
+        // moves the ctime, so the stamp alone decides from now on.
+        old->second.racy = stamp->racy(now);
+    }
+    return true;
+}
+
 std::shared_ptr<const SourceSet> SourceProvider::current() {
     if (dir_.empty())
         return snapshot_;
     std::error_code ec;
     if (!fs::is_directory(dir_, ec))
         throw ConfigError("KJIT_KERNEL_DIR is not a directory", dir_.string());
-    std::map<std::string, Stamp> now;
-    for (const auto& e : fs::recursive_directory_iterator(dir_, ec)) {
-        const auto ext = e.path().extension();
-        if (ext != ".cu" && ext != ".cuh")
-            continue;
-        struct stat st {};
-        if (::stat(e.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-            continue;
-        now[fs::relative(e.path(), dir_).generic_string()] = {
-            static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
-            static_cast<std::uintmax_t>(st.st_size)};
-    }
+    std::vector<std::string> names = list_tree(dir_);
     std::lock_guard lock(*mutex_);
-    if (snapshot_ && now == stamps_)
+    if (unchanged(names))
         return snapshot_;
-    auto next = std::make_shared<SourceSet>();
-    for (const auto& [name, stamp] : now) {
-        const auto old = stamps_.find(name);
+    std::map<std::string, Seen> seen;
+    const auto read = [&](const std::string& name) {
+        // The stamp is taken before the read: a write in between shows as a change next time.
+        const auto stamp = file_stamp(dir_ / name);
+        const std::int64_t now = now_ns();
+        const auto old = seen_.find(name);
         const SourceFile* kept = snapshot_ ? snapshot_->find(name) : nullptr;
-        if (kept && old != stamps_.end() && old->second == stamp) {
-            next->add(*kept);
-            continue;
+        if (kept && stamp && old != seen_.end() && old->second.stamp == *stamp &&
+            !old->second.racy) {
+            seen[name] = old->second;
+            return *kept;
         }
-        next->add(read_source_file(dir_, name));
-    }
-    stamps_ = std::move(now);
+        seen[name] = {stamp.value_or(FileStamp{}), !stamp || stamp->racy(now)};
+        return read_source_file(dir_, name);
+    };
+    auto next = std::make_shared<SourceSet>(SourceSet::from_tree(names, read));
+    names_ = std::move(names);
+    seen_ = std::move(seen);
     snapshot_ = std::move(next);
     return snapshot_;
 }

@@ -11,9 +11,11 @@
 namespace kjit {
 
 /// Where requests take their sources from: the copies embedded at build time or, with an
-/// override directory (KJIT_KERNEL_DIR), the files there. Each request stats the files;
-/// only a changed mtime or size re-reads and re-hashes one, so an edited kernel is picked
-/// up by the next request without a rebuild.
+/// override directory (KJIT_KERNEL_DIR), the files there. Each request lists the tree and stats
+/// the files of the set; a file is re-read when its stamp (inode, size, mtime, ctime) changed,
+/// or, while it was written less than a second ago, compared by content. So an edited kernel
+/// is picked up by the next request without a rebuild, even a same-size edit whose old mtime
+/// was put back.
 class SourceProvider {
   public:
     /// The embedded sources, or the files of KJIT_KERNEL_DIR when `flags` set it.
@@ -28,14 +30,18 @@ class SourceProvider {
     [[nodiscard]] std::string describe() const;
 
   private:
-    struct Stamp {
-        std::int64_t mtime_ns;
-        std::uintmax_t size;
-        friend bool operator==(const Stamp&, const Stamp&) = default;
-    };
+    /// Whether the snapshot still holds what the files in `names` say.
+    bool unchanged(const std::vector<std::string>& names);
     std::filesystem::path dir_;
     std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>(); // movable provider
-    std::map<std::string, Stamp> stamps_;
+    /// A file of the snapshot as it was read: its stamp, taken before reading, and whether it
+    /// was read within a second of its ctime (then only its content can tell a later edit).
+    struct Seen {
+        FileStamp stamp;
+        bool racy = false;
+    };
+    std::vector<std::string> names_; ///< the tree's files at the snapshot
+    std::map<std::string, Seen> seen_;
     std::shared_ptr<const SourceSet> snapshot_;
 };
 

@@ -1,10 +1,14 @@
 #include "jit/sources.hpp"
 
 #include "core/error.hpp"
+#include "jit/includes.hpp"
+
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace kjit {
@@ -70,19 +74,70 @@ SourceFile read_source_file(const std::filesystem::path& dir, const std::string&
     return {name, shown.generic_string(), std::move(body), h, mtime_ns(path)};
 }
 
+bool FileStamp::racy(std::int64_t now) const {
+    return ctime_ns > now - 1'000'000'000;
+}
+
+std::optional<FileStamp> file_stamp(const std::filesystem::path& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+        return std::nullopt;
+    const auto ns = [](const struct timespec& t) {
+        return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+    };
+    return FileStamp{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+                     static_cast<std::uint64_t>(st.st_size), ns(st.st_mtim), ns(st.st_ctim)};
+}
+
+std::int64_t now_ns() {
+    struct timespec t {};
+    ::clock_gettime(CLOCK_REALTIME, &t);
+    return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+std::vector<std::string> list_tree(const std::filesystem::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
+        if (entry.is_regular_file())
+            names.push_back(std::filesystem::relative(entry.path(), dir).generic_string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
 SourceSet SourceSet::from_directory(const std::filesystem::path& dir,
                                     const std::string& display_prefix) {
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec))
         throw ConfigError("kernel source directory does not exist or is not a directory",
                           dir.string());
+    return from_tree(list_tree(dir), [&](const std::string& name) {
+        return read_source_file(dir, name, display_prefix);
+    });
+}
+
+SourceSet SourceSet::from_tree(const std::vector<std::string>& names,
+                               const std::function<SourceFile(const std::string&)>& read) {
+    const std::set<std::string> all(names.begin(), names.end());
+    std::set<std::string> taken;
+    std::vector<std::string> pending;
+    const auto take = [&](const std::string& name) {
+        if (all.contains(name) && taken.insert(name).second)
+            pending.push_back(name);
+    };
+    for (const auto& name : all)
+        if (name.ends_with(".cu") || has_header_extension(name))
+            take(name);
     SourceSet set;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
-        const auto ext = entry.path().extension();
-        if (entry.is_regular_file() && (ext == ".cu" || ext == ".cuh"))
-            set.add(read_source_file(
-                dir, std::filesystem::relative(entry.path(), dir).generic_string(),
-                display_prefix));
+    while (!pending.empty()) {
+        SourceFile file = read(pending.back());
+        pending.pop_back();
+        const IncludeScan scan = scan_includes(file.text);
+        set.add(std::move(file));
+        if (scan.computed)
+            for (const auto& name : all)
+                take(name);
+        for (const auto& name : scan.names)
+            take(name);
     }
     return set;
 }
@@ -97,10 +152,9 @@ void SourceSet::add(SourceFile file) {
 }
 
 const SourceFile* SourceSet::find(std::string_view name) const {
-    for (const auto& f : files_)
-        if (f.name == name)
-            return &f;
-    return nullptr;
+    auto it = std::lower_bound(files_.begin(), files_.end(), name,
+                               [](const SourceFile& f, std::string_view n) { return f.name < n; });
+    return it != files_.end() && it->name == name ? &*it : nullptr;
 }
 
 const SourceFile& SourceSet::kernel(std::string_view kernel) const {
@@ -128,6 +182,30 @@ std::vector<const SourceFile*> SourceSet::headers() const {
     for (const auto& f : files_)
         if (!f.is_kernel())
             out.push_back(&f);
+    return out;
+}
+
+std::vector<const SourceFile*> SourceSet::includable(const SourceFile& kernel) const {
+    std::set<const SourceFile*> reached;
+    std::vector<const SourceFile*> pending{&kernel};
+    while (!pending.empty()) {
+        const SourceFile* f = pending.back();
+        pending.pop_back();
+        const IncludeScan scan = scan_includes(f->text);
+        if (scan.computed) {
+            std::vector<const SourceFile*> every;
+            for (const auto& g : files_)
+                if (g.name != kernel.name)
+                    every.push_back(&g);
+            return every;
+        }
+        for (const auto& name : scan.names)
+            if (const SourceFile* g = find(name); g && reached.insert(g).second)
+                pending.push_back(g);
+    }
+    std::vector<const SourceFile*> out(reached.begin(), reached.end());
+    std::sort(out.begin(), out.end(),
+              [](const SourceFile* a, const SourceFile* b) { return a->name < b->name; });
     return out;
 }
 

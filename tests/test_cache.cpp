@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <signal.h>
+#include <grp.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -57,6 +58,16 @@ CacheEntry sample_entry(std::size_t payload_bytes = 2000) {
 
 bool is_root() { return ::geteuid() == 0; }
 
+/// Reports the test skipped with its reason, as a GPU test without a device does (exit 77
+/// under CTest, read as skipped); it never passes in silence.
+void skip(const std::string& reason) {
+    std::printf("SKIPPED: %s\n", reason.c_str());
+    std::fflush(stdout);
+    if (std::getenv("KJIT_TEST_SKIP_EXIT"))
+        std::_Exit(test::kSkipExitCode);
+    MESSAGE("skipped: " << reason);
+}
+
 } // namespace
 
 TEST_SUITE("cache") {
@@ -89,10 +100,16 @@ TEST_CASE("each key component changed alone changes the key") {
     a.arch = "sm_90a";
     differs(make_cache_key(base, "tiny", a), KeyComponents::arch);
     CompileOptions i = o;
-    i.include_dirs = {"/usr/local/cuda/include"};
+    i.toolkit_include_dirs = {"/usr/local/cuda/include"};
     const CacheKey ki = make_cache_key(base, "tiny", i);
     CHECK(keys.insert(ki.hex()).second);
     CHECK(ki.components.hashes[KeyComponents::toolkit] != k.components.hashes[KeyComponents::toolkit]);
+    CompileOptions e = o;
+    e.include_dirs = {KJIT_SOURCE_DIR "/kernel_src"};
+    const CacheKey ke = make_cache_key(base, "tiny", e);
+    CHECK(keys.insert(ke.hex()).second);
+    CHECK(ke.components.hashes[KeyComponents::includes] !=
+          k.components.hashes[KeyComponents::includes]);
     differs(make_cache_key(base, "tiny", o, nvrtc_version() + 10, kCacheFormatVersion),
             KeyComponents::nvrtc);
     differs(make_cache_key(base, "tiny", o, nvrtc_version(), kCacheFormatVersion + 1),
@@ -206,20 +223,51 @@ TEST_CASE("a directory that cannot be created degrades to memory only with one w
 }
 
 TEST_CASE("a read-only directory degrades to memory only") {
-    if (is_root()) {
-        MESSAGE("running as root, who may write a 0500 directory: checked through an "
-                "uncreatable path instead");
-        return;
-    }
+    // Root writes a 0500 directory regardless of its mode: as root, the check runs in a child
+    // that has become an unprivileged user (uid and gid 65534), on a directory of that user.
     test::TempDir tmp;
-    ::chmod(tmp.path().c_str(), 0500);
-    const auto w = warnings_of([&](WarningSink sink) {
-        DiskCache cache(tmp.path(), kDefaultCacheMaxBytes, sink);
-        CHECK_FALSE(cache.enabled());
-    });
-    ::chmod(tmp.path().c_str(), 0700);
-    REQUIRE(w.size() == 1);
-    CHECK(w[0].find("is not writable") != std::string::npos);
+    const fs::path dir = tmp.path() / "ro";
+    fs::create_directory(dir);
+    ::chmod(tmp.path().c_str(), 0755);
+    if (is_root())
+        REQUIRE(::chown(dir.c_str(), 65534, 65534) == 0);
+    ::chmod(dir.c_str(), 0500);
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ::close(fds[0]);
+        std::string report;
+        if (is_root() && (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 ||
+                          ::setresuid(65534, 65534, 65534) != 0)) {
+            report = "SKIP cannot become uid 65534";
+        } else {
+            const auto w = warnings_of([&](WarningSink sink) {
+                DiskCache cache(dir, kDefaultCacheMaxBytes, sink);
+                report += cache.enabled() ? "enabled;" : "disabled;";
+            });
+            for (const auto& m : w)
+                report += m + ";";
+            report += std::to_string(w.size());
+        }
+        (void)!::write(fds[1], report.data(), report.size());
+        std::_Exit(0);
+    }
+    ::close(fds[1]);
+    std::string report;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;)
+        report.append(buf, static_cast<std::size_t>(n));
+    ::close(fds[0]);
+    ::waitpid(pid, nullptr, 0);
+    ::chmod(dir.c_str(), 0700);
+    if (report.rfind("SKIP", 0) == 0)
+        return skip(report.substr(5));
+    INFO(report);
+    CHECK(report.rfind("disabled;", 0) == 0);
+    CHECK(report.find("is not writable") != std::string::npos);
+    CHECK(report.ends_with(";1"));
 }
 
 TEST_CASE("a directory writable by others is refused") {
@@ -234,10 +282,9 @@ TEST_CASE("a directory writable by others is refused") {
 }
 
 TEST_CASE("a directory or an entry owned by another user is refused") {
-    if (!is_root()) {
-        MESSAGE("needs root to give files to another user: skipped");
-        return;
-    }
+    if (!is_root())
+        return skip("giving files to another user needs root: the ownership refusal is not "
+                    "exercised");
     test::TempDir tmp;
     const fs::path dir = tmp.path() / "theirs";
     fs::create_directory(dir);
@@ -259,6 +306,10 @@ TEST_CASE("a directory or an entry owned by another user is refused") {
     REQUIRE(seen.size() == 1);
     CHECK(seen[0].find("refusing cache entry") != std::string::npos);
     CHECK(fs::exists(cache.entry_path(e.key))); // refused, not deleted
+    CHECK_FALSE(cache.store(e));                 // nor replaced
+    struct stat st {};
+    REQUIRE(::stat(cache.entry_path(e.key).c_str(), &st) == 0);
+    CHECK(st.st_uid == 65534);
 }
 
 TEST_CASE("a write that fails under RLIMIT_FSIZE leaves nothing behind and the compile stands") {

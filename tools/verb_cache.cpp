@@ -14,10 +14,12 @@ struct CacheArgs {
     std::string kernel;
     std::string arch = "sm_90";
     std::vector<std::string> defines;
+    std::vector<std::string> include_dirs;
 };
 
-DiskCache open_cache(const CacheArgs& args) {
-    return DiskCache(args.dir.empty() ? DiskCache::default_dir() : std::filesystem::path(args.dir));
+DiskCache open_cache(const CacheArgs& args, WarningSink warn = {}) {
+    return DiskCache(args.dir.empty() ? DiskCache::default_dir() : std::filesystem::path(args.dir),
+                     DiskCache::default_max_bytes(), std::move(warn));
 }
 
 int run_stats(const CacheArgs& args) {
@@ -53,7 +55,8 @@ int run_ls(const CacheArgs& args) {
 }
 
 int run_clear(const CacheArgs& args) {
-    DiskCache cache = open_cache(args);
+    // A refused directory is an error here (clear() says why), not a warning about compiling.
+    DiskCache cache = open_cache(args, [](const std::string&) {});
     std::printf("removed %zu entries from %s\n", cache.clear(), cache.dir().c_str());
     return kOk;
 }
@@ -62,6 +65,7 @@ int run_why(const CacheArgs& args) {
     const SourceSet set = args.sources.load();
     CompileOptions options;
     options.arch = args.arch;
+    options.include_dirs = args.include_dirs;
     for (const auto& d : args.defines)
         add_define(options.defines, d);
     const CacheKey key = make_cache_key(set, args.kernel, options);
@@ -118,13 +122,17 @@ Action add_cache(CLI::App& app) {
     sub->add_option("--dir", args->dir, "cache directory (default: KJIT_CACHE_DIR, XDG, ~/.cache)");
     auto* stats = sub->add_subcommand("stats", "directory, entries, size and cap");
     auto* ls = sub->add_subcommand("ls", "every entry with kernel, arch, size, last use, defines");
-    auto* clear = sub->add_subcommand("clear", "remove every entry");
+    auto* clear = sub->add_subcommand(
+        "clear", "remove every entry, the locks no process holds and the temporary files of "
+                 "writers that are gone (nothing else: only kjit's own files)");
     auto* why = sub->add_subcommand(
         "why", "the key of a request and, against the nearest entry of the same kernel, which "
                "component differs");
     why->add_option("kernel", args->kernel, "kernel name")->required();
     why->add_option("--arch", args->arch, "target architecture")->capture_default_str();
     why->add_option("-D,--define", args->defines, "NAME=VALUE injected as a define");
+    why->add_option("-I,--include-dir", args->include_dirs,
+                    "extra include directory (keyed by the content of its files)");
     args->sources.add_to(*why);
     return [args, stats, ls, clear, why] {
         if (stats->parsed())

@@ -16,6 +16,7 @@ struct CompileArgs {
     std::string kernel;
     std::string arch = "sm_90";
     std::vector<std::string> defines;
+    std::vector<std::string> include_dirs;
     std::string cubin_out, ptx_out;
     bool lineinfo = false, no_fmad = false;
 };
@@ -38,6 +39,7 @@ int run_compile(const CompileArgs& args) {
     options.lineinfo = args.lineinfo;
     options.fmad = !args.no_fmad;
     options.ptx = !args.ptx_out.empty();
+    options.include_dirs = args.include_dirs;
     for (const auto& d : args.defines)
         add_define(options.defines, d);
     CompileCache cache(args.cache.settings());
@@ -68,6 +70,8 @@ Action add_compile(CLI::App& app) {
     sub->add_option("kernel", args->kernel, "kernel name, e.g. rms_norm")->required();
     sub->add_option("--arch", args->arch, "target architecture")->capture_default_str();
     sub->add_option("-D,--define", args->defines, "NAME=VALUE injected as a define");
+    sub->add_option("-I,--include-dir", args->include_dirs,
+                    "extra include directory (the cache key covers the content of its files)");
     sub->add_option("-o,--cubin", args->cubin_out, "write the CUBIN to this file ('-' = stdout)");
     sub->add_option("--ptx", args->ptx_out, "write the PTX to this file ('-' = stdout)");
     sub->add_flag("--lineinfo", args->lineinfo, "generate line information");
