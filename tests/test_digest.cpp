@@ -3,7 +3,9 @@
 #include "kernels/registry.hpp"
 #include "tests/support.hpp"
 #include "tuning/case_arms.hpp"
+#include "tuning/baseline_policy.hpp"
 #include "tuning/digest.hpp"
+#include "tuning/digest_run.hpp"
 
 #include <doctest/doctest.h>
 
@@ -214,6 +216,174 @@ TEST_CASE("malformed baseline files are reported at file and line and column") {
                          doctest::Contains("/nonexistent/kjit/base.toml: error: cannot read "
                                            "baseline file"),
                          ConfigError);
+}
+
+TEST_CASE("a record runs the contract's digest shapes in every dtype unless asked for fewer") {
+    const KernelContract& kc = kernel_contract("rms_norm");
+    const std::vector<DigestCase> all = record_cases(kc, {});
+    REQUIRE(all.size() == kc.digest_shapes.size() * kc.dtypes.size());
+    CHECK(all[0].shape == "rows=1,n=7168");
+    CHECK(all[0].dtype == DType::f32);
+    CHECK(all[1].shape == "rows=1,n=7168");
+    CHECK(all[1].dtype == DType::bf16);
+    CHECK(all[0].values.at("n") == 7168);
+    const std::vector<DigestCase> some =
+        record_cases(kc, {{"n=8,rows=2;rows=3,n=8", "rows=4,n=8"}, {"bf16"}});
+    REQUIRE(some.size() == 3);
+    CHECK(some[0].shape == "rows=2,n=8"); // canonical: the contract's key order
+    CHECK(some[2].shape == "rows=4,n=8");
+    for (const DigestCase& c : some)
+        CHECK(c.dtype == DType::bf16);
+    CHECK_THROWS_WITH_AS(record_cases(kc, {{"rows=1,n=8;rows=2"}, {}}),
+                         doctest::Contains("bad shape 'rows=2': n is missing"), ConfigError);
+    CHECK_THROWS_WITH_AS(record_cases(kc, {{}, {"f16"}}),
+                         doctest::Contains("unknown dtype 'f16' (known: f32, bf16)"),
+                         ConfigError);
+    const DigestRecordPlan plan = plan_digest_record(
+        kc, {{"rows=2,n=8"}, {"f32"}}, std::vector<std::string>{"RMS_BLOCK=1024"});
+    REQUIRE(plan.plans.size() == 1);
+    CHECK(plan.defines.at("RMS_BLOCK") == "1024");
+    CHECK(plan.plans[0].defines.at("RMS_BLOCK") == "1024");
+    CHECK(plan.plans[0].entry() == "rms_norm_f32");
+}
+
+TEST_CASE("a record adds to the kernel's baseline and refuses another kernel's or seed's") {
+    const KernelContract& kc = kernel_contract("rms_norm");
+    test::TempDir dir;
+    const std::string file = (dir.path() / "rms_norm.toml").string();
+    const BaselineLocation none = locate_baseline(kc.name, file);
+    CHECK(none.named);
+    CHECK_FALSE(none.exists);
+    CHECK(none.path == file);
+    const Baseline fresh = baseline_to_record(none, kc, 5);
+    CHECK(fresh.kernel == "rms_norm");
+    CHECK(fresh.seed == 5);
+    CHECK(fresh.cases.empty());
+
+    const DigestCase c{"rows=1,n=3", {{"rows", 1}, {"n", 3}}, DType::f32};
+    std::vector<HostBuffer> outputs{generated_buffer("y", DType::f32, 3, 9)};
+    const Provenance p{"GPU", "sm_90", "RMS_BLOCK=256", "base", "0123456789ab"};
+    const BaselineCase rec = recorded_case(c, {{"RMS_BLOCK", "256"}}, p, outputs);
+    CHECK(rec.shape == "rows=1,n=3");
+    CHECK(rec.defines.at("RMS_BLOCK") == "256");
+    CHECK(rec.gpu == "GPU");
+    CHECK(rec.arch == "sm_90");
+    CHECK(rec.tier == "base");
+    CHECK(rec.source_hash == "0123456789ab");
+    REQUIRE(rec.outputs.size() == 1);
+    CHECK(rec.outputs[0] == OutputDigest{"y", DType::f32, 3, digest(outputs[0])});
+    CHECK(record_writes_file(0));
+    CHECK_FALSE(record_writes_file(1));
+
+    Baseline b = fresh;
+    b.put(rec);
+    b.save(file);
+    const BaselineLocation there = locate_baseline(kc.name, file);
+    CHECK(there.exists);
+    CHECK(baseline_to_record(there, kc, 5).cases.size() == 1);
+    CHECK_THROWS_WITH_AS(baseline_to_record(there, kc, 6),
+                         doctest::Contains((file + ": error: the baseline was recorded with seed "
+                                                   "5, not 6 (remove it to start afresh)")
+                                               .c_str()),
+                         ConfigError);
+    CHECK_THROWS_WITH_AS(baseline_to_record(there, kernel_contract("conv1d"), 5),
+                         doctest::Contains("the baseline is for kernel 'rms_norm', not 'conv1d'"),
+                         ConfigError);
+    CHECK_THROWS_WITH_AS(baseline_to_check(there, kernel_contract("conv1d")),
+                         doctest::Contains("the baseline is for kernel 'rms_norm', not 'conv1d'"),
+                         ConfigError);
+    CHECK(baseline_to_check(there, kc).cases.size() == 1);
+}
+
+TEST_CASE("a check reruns the recorded cases it is asked for with the overrides applied") {
+    const KernelContract& kc = kernel_contract("rms_norm");
+    Baseline b = sample_baseline();
+    b.file = "base.toml";
+    std::vector<CheckedCase> all = checked_cases(b, kc, {});
+    REQUIRE(all.size() == 2);
+    CHECK(all[0].recorded == &b.cases[0]);
+    CHECK(all[0].key.shape == "rows=1,n=7168");
+    CHECK(all[0].defines == b.cases[0].defines);
+    CHECK(all[1].key.dtype == DType::bf16);
+
+    const std::vector<std::string> overrides{"RMS_BLOCK=1024"};
+    std::vector<CheckedCase> one = checked_cases(b, kc, {{"n=7168,rows=4096"}, {}}, overrides);
+    REQUIRE(one.size() == 1);
+    CHECK(one[0].recorded == &b.cases[1]);
+    CHECK(one[0].defines.at("RMS_BLOCK") == "1024");
+    CHECK(checked_cases(b, kc, {{}, {"f32"}}).size() == 1);
+
+    CHECK_THROWS_WITH_AS(checked_cases(b, kc, {{"rows=2,n=7168"}, {}}),
+                         "base.toml: error: no recorded case for shape rows=2,n=7168 (record it "
+                         "with kjit digest record --shapes rows=2,n=7168)",
+                         ConfigError);
+    CHECK_THROWS_WITH_AS(checked_cases(b, kc, {{"rows=1,n=7168"}, {"bf16"}}),
+                         doctest::Contains("no recorded case for shape rows=1,n=7168"),
+                         ConfigError); // recorded in f32 only
+    Baseline empty;
+    empty.file = "base.toml";
+    CHECK_THROWS_WITH_AS(checked_cases(empty, kc, {}),
+                         "base.toml: error: the baseline records no case to check", ConfigError);
+    CHECK_THROWS_WITH_AS(checked_cases(b, kc, {}, std::vector<std::string>{"9X=1"}),
+                         doctest::Contains("bad define '9X=1'"), ConfigError);
+    Baseline bad = b;
+    bad.cases[1].shape = "rows=1,m=8";
+    bad.cases[1].line = 12;
+    bad.cases[1].column = 1;
+    CHECK_THROWS_WITH_AS(checked_cases(bad, kc, {}),
+                         doctest::Contains("base.toml:12:1: error: bad shape 'rows=1,m=8'"),
+                         ConfigError);
+
+    // One define set per distinct set: the recorded defines serve as the reference run.
+    const DigestCheckPlan same = plan_digest_check(kc, b, {}, {});
+    REQUIRE(same.define_sets.size() == 2); // the two cases recorded different defines
+    CHECK(same.now_set == same.ref_set);
+    CHECK(same.now_plans.size() == 2);
+    const DigestCheckPlan over = plan_digest_check(kc, b, {}, overrides);
+    CHECK(over.define_sets.size() == 3); // the checked set, shared by both cases, and each recorded one
+    CHECK(over.now_set[0] == over.now_set[1]);
+    CHECK(over.now_set[0] != over.ref_set[0]);
+    CHECK(over.now_plans[0].defines.at("RMS_BLOCK") == "1024");
+    CHECK(over.ref_plans[0].defines.at("RMS_BLOCK") == "256");
+}
+
+TEST_CASE("an output is IDENTICAL only with the recorded digest, count and dtype") {
+    const HostBuffer y = generated_buffer("y", DType::f32, 8, 1);
+    const std::uint64_t d = digest(y);
+    const OutputDigest same{"y", DType::f32, 8, d};
+    CHECK(judge_output(&same, y, d) == DigestVerdict::identical);
+    CHECK(judge_output(nullptr, y, d) == DigestVerdict::not_recorded);
+    const OutputDigest other{"y", DType::f32, 8, d ^ 1};
+    CHECK(judge_output(&other, y, d) == DigestVerdict::differs);
+    const OutputDigest longer{"y", DType::f32, 9, d};
+    CHECK(judge_output(&longer, y, d) == DigestVerdict::resized);
+    const OutputDigest bf16{"y", DType::bf16, 8, d};
+    CHECK(judge_output(&bf16, y, d) == DigestVerdict::resized);
+
+    const Baseline b = sample_baseline();
+    CHECK(recorded_output(b.cases[1], "stats") == &b.cases[1].outputs[1]);
+    CHECK(recorded_output(b.cases[1], "z") == nullptr);
+
+    CheckedRun run;
+    run.outputs.resize(2);
+    CHECK_FALSE(run.differs());
+    DigestTally tally;
+    tally.add(run);
+    CHECK(tally.identical == 1);
+    CHECK(tally.passed());
+    run.outputs[1].verdict = DigestVerdict::not_recorded;
+    run.outputs[0].unwritten = {3, 1};
+    CHECK(run.differs());
+    tally.add(run);
+    CHECK(tally.identical == 1);
+    CHECK(tally.differs == 1);
+    CHECK(tally.unwritten == 1);
+    CHECK_FALSE(tally.passed());
+    DigestTally unwritten_only;
+    run.outputs[1].verdict = DigestVerdict::identical;
+    unwritten_only.add(run);
+    CHECK(unwritten_only.identical == 1);
+    CHECK_FALSE(unwritten_only.passed());
 }
 
 TEST_CASE("kjit digest check reports a malformed baseline at file and line and column") {
