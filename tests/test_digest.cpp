@@ -19,6 +19,7 @@ namespace {
 using kjit::test::contains;
 using kjit::test::Run;
 using kjit::test::run_kjit;
+using kjit::test::run_kjit_in;
 
 std::uint32_t bits_at(const HostBuffer& b, std::size_t i) {
     std::uint32_t v = 0;
@@ -340,7 +341,8 @@ TEST_CASE("a check reruns the recorded cases it is asked for with the overrides 
     CHECK(same.now_set == same.ref_set);
     CHECK(same.now_plans.size() == 2);
     const DigestCheckPlan over = plan_digest_check(kc, b, {}, overrides);
-    CHECK(over.define_sets.size() == 3); // the checked set, shared by both cases, and each recorded one
+    // The checked set, shared by both cases, and each recorded one.
+    CHECK(over.define_sets.size() == 3);
     CHECK(over.now_set[0] == over.now_set[1]);
     CHECK(over.now_set[0] != over.ref_set[0]);
     CHECK(over.now_plans[0].defines.at("RMS_BLOCK") == "1024");
@@ -408,6 +410,44 @@ TEST_CASE("kjit digest check reports a malformed baseline at file and line and c
     r = run_kjit("digest check rms_norm --file " + file.string());
     CHECK(r.code == 2);
     CHECK(contains(r.out, "the baseline is for kernel 'softmax', not 'rms_norm'"));
+}
+
+TEST_CASE("kjit digest reads bench/baselines/KERNEL.toml under the current directory or "
+          "--baseline") {
+    test::TempDir dir;
+    const std::string want =
+        (std::filesystem::canonical(dir.path()) / "bench" / "baselines" / "rms_norm.toml").string();
+    Run r = run_kjit_in(dir.path(), "digest check rms_norm");
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, want + ": error: cannot read baseline file: it does not exist (the "
+                                 "default: bench/baselines/rms_norm.toml under the current "
+                                 "directory, or --baseline FILE; kjit digest record rms_norm "
+                                 "writes it)"));
+    r = run_kjit("digest check rms_norm --baseline " + want);
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, want + ": error: cannot read baseline file: it does not exist (kjit "
+                                 "digest record rms_norm writes it)"));
+
+    // The file found is the one under the working directory: its own mistakes are named.
+    std::filesystem::create_directories(dir.path() / "bench" / "baselines");
+    std::ofstream(want) << "kernel = \"rms_norm\"\n[[case]]\nshape = \"rows=1,m=8\"\n"
+                           "dtype = \"f32\"\noutputs = [ { name = \"y\", dtype = \"f32\", "
+                           "count = 8, digest = \"0123456789abcdef\" } ]\n";
+    r = run_kjit_in(dir.path(), "digest check rms_norm");
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, want + ":2:1: error: bad shape 'rows=1,m=8'"));
+    r = run_kjit_in(KJIT_SOURCE_DIR, "digest check rms_norm --baseline " + want);
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, want + ":2:1: error: bad shape 'rows=1,m=8'"));
+
+    // Run in kjit's source tree, it reads the recorded baselines there.
+    const std::string tree = std::filesystem::canonical(KJIT_SOURCE_DIR).string();
+    r = run_kjit_in(tree, "digest check rms_norm --shapes rows=2,n=5");
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, tree + "/bench/baselines/rms_norm.toml: error: no recorded case for "
+                                 "shape rows=2,n=5"));
 }
 
 TEST_CASE("the recorded baselines parse and cover single and multi row shapes") {
@@ -512,6 +552,30 @@ TEST_CASE("kjit digest record then check prints IDENTICAL and DIFFERS with the i
     CHECK(r.code == 0);
     CHECK(contains(r.out, "ratio B/A"));
     CHECK(contains(r.out, "floor A"));
+}
+
+TEST_CASE("kjit digest record writes bench/baselines under the current directory and check "
+          "reads it") {
+    KJIT_REQUIRE_DEVICE();
+    test::TempDir dir;
+    const std::string want =
+        (std::filesystem::canonical(dir.path()) / "bench" / "baselines" / "rms_norm.toml").string();
+    Run r = run_kjit_in(dir.path(), "digest record rms_norm --shapes rows=2,n=7168 --dtype f32");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    CHECK(contains(r.out, "-> " + want + " (does not exist yet: a new file)\n"));
+    CHECK(contains(r.out, "digest record: wrote 1 case(s) to " + want + " (1 in the file)"));
+    CHECK(std::filesystem::exists(want));
+    r = run_kjit_in(dir.path(), "digest record rms_norm --shapes rows=3,n=7168 --dtype f32");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    CHECK(contains(r.out, "-> " + want + "\n"));
+    CHECK(contains(r.out, "(2 in the file)"));
+    r = run_kjit_in(dir.path(), "digest check rms_norm");
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "kjit digest check rms_norm against " + want + ": 2 case(s)"));
+    CHECK(contains(r.out, "digest check: 2 identical, 0 differ"));
 }
 
 } // TEST_SUITE

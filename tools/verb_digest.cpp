@@ -5,7 +5,6 @@
 #include "tuning/digest_run.hpp"
 
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 
 namespace kjit::cli {
@@ -37,16 +36,6 @@ struct Session {
     Engine engine;
 };
 
-/// The baseline file: --file, else bench/baselines beside the kernel directory this binary was
-/// built from.
-BaselineLocation baseline_location(const KernelContract& kc, const DigestArgs& args) {
-    if (!args.file.empty())
-        return locate_baseline(kc.name, args.file);
-    return locate_baseline(kc.name, (std::filesystem::path(KJIT_DEFAULT_KERNEL_DIR).parent_path() /
-                                     default_baseline_path(kc.name))
-                                        .string());
-}
-
 const char* name_of(DType d) {
     return dtype_name(d).data();
 }
@@ -59,14 +48,15 @@ void print_unwritten(const Unwritten& u, std::size_t count) {
 int run_record(const DigestArgs& args) {
     const KernelContract& kc = kernel_contract(args.kernel);
     const DigestRecordPlan plan = plan_digest_record(kc, args.selection, args.defines);
-    const BaselineLocation at = baseline_location(kc, args);
+    const BaselineLocation at = locate_baseline(kc.name, args.file);
     Baseline baseline = baseline_to_record(at, kc, args.seed);
 
     Session session(args);
     const PreparedArm arm =
         prepare_arms(session.engine, kc, {plan.defines}, session.device).front();
-    std::printf("kjit digest record %s: %zu case(s), inputs seed %llu -> %s\n", kc.name.c_str(),
-                plan.cases.size(), static_cast<unsigned long long>(args.seed), at.path.c_str());
+    std::printf("kjit digest record %s: %zu case(s), inputs seed %llu -> %s%s\n", kc.name.c_str(),
+                plan.cases.size(), static_cast<unsigned long long>(args.seed), at.path.c_str(),
+                at.exists ? "" : " (does not exist yet: a new file)");
     std::printf("  reading: %s\n", arm.provenance.text().c_str());
     int unwritten = 0;
     for (std::size_t ci = 0; ci < plan.cases.size(); ++ci) {
@@ -143,7 +133,7 @@ void print_differs(const CheckedOutput& o, const BaselineCase& rec, const Prepar
 
 int run_check(const DigestArgs& args) {
     const KernelContract& kc = kernel_contract(args.kernel);
-    const BaselineLocation at = baseline_location(kc, args);
+    const BaselineLocation at = locate_baseline(kc.name, args.file);
     const Baseline baseline = baseline_to_check(at, kc);
     const DigestCheckPlan plan = plan_digest_check(kc, baseline, args.selection, args.defines);
     Session session(args);
@@ -195,8 +185,9 @@ Action add_digest(CLI::App& app) {
         args->sources.add_to(*verb);
         args->cache.add_to(*verb);
         verb->add_option("kernel", args->kernel, "kernel name, e.g. rms_norm")->required();
-        verb->add_option("--file", args->file,
-                         "baseline file (default: bench/baselines/KERNEL.toml in the source tree)");
+        verb->add_option("--baseline,--file", args->file,
+                         "baseline file (default: bench/baselines/KERNEL.toml under the current "
+                         "directory)");
         verb->add_option("--shapes", args->selection.shapes,
                          "shapes, ';'-separated: rows=1,n=7168;rows=4096,n=7168 (default: "
                          "record the kernel's, check every recorded one)");

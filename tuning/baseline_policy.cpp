@@ -103,6 +103,15 @@ bool record_writes_file(int unwritten) {
 }
 
 Baseline baseline_to_check(const BaselineLocation& at, const KernelContract& contract) {
+    if (!at.exists)
+        throw ConfigError("cannot read baseline file: it does not exist (" +
+                              (at.named ? std::string()
+                                        : "the default: " +
+                                              default_baseline_path(contract.name).string() +
+                                              " under the current directory, or --baseline "
+                                              "FILE; ") +
+                              "kjit digest record " + contract.name + " writes it)",
+                          at.path.string());
     Baseline baseline = Baseline::load(at.path);
     require_kernel(baseline, at, contract);
     return baseline;
