@@ -84,25 +84,22 @@ int run_record(const DigestArgs& args) {
     return kOk;
 }
 
-/// The lines under a DIFFERS: why it differs, and where when a reference run can tell.
+/// A DIFFERS and the lines under it: why the output differs, and where when a reference run
+/// can tell.
 void print_differs(const CheckedOutput& o, const BaselineCase& rec, const PreparedArm& now,
                    const PreparedArm& ref) {
     std::printf("DIFFERS   baseline %s now %s\n",
                 o.recorded ? hex64(o.recorded->digest).c_str() : "(none)",
                 hex64(o.digest).c_str());
-    switch (o.verdict) {
-    case DigestVerdict::identical:
-        return;
-    case DigestVerdict::not_recorded:
+    if (o.verdict == DigestVerdict::not_recorded) {
         std::printf("      the baseline records no output '%s'\n", o.name.c_str());
         return;
-    case DigestVerdict::resized:
+    }
+    if (o.verdict == DigestVerdict::resized) {
         std::printf("      recorded %llu %s elements, now %zu %s\n",
                     static_cast<unsigned long long>(o.recorded->count),
                     name_of(o.recorded->dtype), o.count, name_of(o.dtype));
         return;
-    case DigestVerdict::differs:
-        break;
     }
     if (o.stale) {
         std::printf("      the baseline's own defines (%s) no longer give its digest, and the "
