@@ -364,10 +364,21 @@ FlagRegistry builtin_flags() {
     r.declare(std::move(ledger_file));
     r.declare(flag(kFlagNoCache, FlagType::boolean, "false",
                    "neither read nor write the disk cache: compile every kernel afresh"));
+    FlagSpec sweep_max = flag(kFlagSweepMaxVariants, FlagType::integer, "10000",
+                              "the most points of a sweep's space an exhaustive sweep evaluates; "
+                              "a larger space is refused before anything is planned");
+    sweep_max.min = 1;
+    sweep_max.max = 1000000000;
+    r.declare(std::move(sweep_max));
     r.declare(flag("KJIT_BUILD_DIR", FlagType::string, "build",
                    "build directory of run.sh, test.sh and scripts/build.sh"));
     r.declare(flag("KJIT_TEST_SKIP_EXIT", FlagType::boolean, "false",
                    "tests: a GPU test without a device exits 77, read as skipped (CTest sets it)"));
+    FlagSpec test_seed = flag(kFlagTestSeed, FlagType::integer, "0",
+                              "tests: the seed of every randomized test (a failure prints the "
+                              "one it used); 0: a fresh one per run");
+    test_seed.min = 0;
+    r.declare(std::move(test_seed));
     return r;
 }
 

@@ -1,15 +1,12 @@
 #include "core/toml.hpp"
 
 #include "core/names.hpp"
+#include "core/text_file.hpp"
 
 #define TOML_HEADER_ONLY 1
 #include <toml++/toml.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace kjit {
 
@@ -313,16 +310,7 @@ TomlDocument TomlDocument::parse(std::string_view text, std::string file) {
 }
 
 TomlDocument TomlDocument::load(const std::filesystem::path& path, std::string_view what) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw ConfigError("cannot read " + std::string(what) + ": " + std::strerror(errno),
-                          path.string());
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad())
-        throw ConfigError("cannot read " + std::string(what) + ": " + std::strerror(errno),
-                          path.string());
-    return parse(text.str(), path.string());
+    return parse(read_text_file(path, what), path.string());
 }
 
 TomlTable TomlDocument::root() const {

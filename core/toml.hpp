@@ -149,7 +149,8 @@ class TomlDocument {
   public:
     /// Parses `text`; a syntax error is a ConfigError at `file`:line:col.
     static TomlDocument parse(std::string_view text, std::string file);
-    /// Reads and parses `path`; `cannot read WHAT: <reason>` when it cannot be read.
+    /// Reads (read_text_file: a regular file only) and parses `path`; `cannot read WHAT:
+    /// <reason>` when it cannot be read.
     static TomlDocument load(const std::filesystem::path& path, std::string_view what);
 
     [[nodiscard]] TomlTable root() const;

@@ -68,6 +68,8 @@ std::optional<CacheEntry> decode_entry(std::string_view bytes, const Hash128& ex
     const std::string_view payload = bytes.substr(kCacheHeaderBytes + meta_len);
     if (hash64(payload) != get<std::uint64_t>(bytes, 24))
         return fail("payload checksum mismatch");
+    if (payload.empty()) // a CUBIN is never empty: such an entry is never served
+        return fail("empty CUBIN");
     return CacheEntry{key, std::string(meta), std::string(payload)};
 }
 

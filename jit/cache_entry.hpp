@@ -27,7 +27,8 @@ inline constexpr std::size_t kCacheHeaderBytes = 64;
 std::string encode_entry(const CacheEntry& entry);
 
 /// Parses and verifies an entry file; nullopt with `problem` naming the damage (truncated,
-/// wrong magic or version, key mismatch, checksum mismatch) when it must not be served.
+/// wrong magic or version, key mismatch, checksum mismatch, an empty CUBIN) when it must not
+/// be served.
 std::optional<CacheEntry> decode_entry(std::string_view bytes, const Hash128& expected_key,
                                        std::string* problem);
 

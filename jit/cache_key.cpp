@@ -126,12 +126,16 @@ std::string toolkit_version(const fs::path& dir) {
 
 CacheKey make_cache_key(const SourceSet& sources, std::string_view kernel,
                         const CompileOptions& options) {
+    check_options(options);
     return make_cache_key(sources, kernel, options, nvrtc_version(), kCacheFormatVersion);
 }
 
 CacheKey make_cache_key(const SourceSet& sources, std::string_view kernel,
                         const CompileOptions& options, int nvrtc, int format) {
+    options.check();
     const SourceFile& file = sources.kernel(kernel);
+    if (file.text.find_first_not_of(" \t\r\n\f\v") == std::string::npos)
+        throw ConfigError("the kernel source is empty: there is nothing to compile", file.path);
     std::array<std::string, KeyComponents::kCount> parts;
     // The name too: NVRTC's program is named by it, and __FILE__ spells it.
     put(parts[KeyComponents::source], file.name);

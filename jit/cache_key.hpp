@@ -49,12 +49,13 @@ struct CacheKey {
     [[nodiscard]] std::string hex() const { return hash.hex(); }
 };
 
-/// The key of compiling `kernel` from `sources` with `options` under this process's NVRTC.
+/// The key of compiling `kernel` from `sources` with `options` under this process's NVRTC;
+/// ConfigError for options check_options() refuses or a kernel source that is empty.
 CacheKey make_cache_key(const SourceSet& sources, std::string_view kernel,
                         const CompileOptions& options);
 
 /// The same with the NVRTC and format versions given (what the key would be under another
-/// NVRTC or kjit), for tests and `kjit cache why`.
+/// NVRTC or kjit), for tests and `kjit cache why` (CompileOptions::check() only).
 CacheKey make_cache_key(const SourceSet& sources, std::string_view kernel,
                         const CompileOptions& options, int nvrtc, int format);
 

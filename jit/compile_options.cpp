@@ -3,6 +3,8 @@
 #include "core/error.hpp"
 
 #include <cctype>
+#include <filesystem>
+#include <string_view>
 
 namespace kjit {
 
@@ -32,18 +34,67 @@ std::string CompileOptions::defines_text() const {
     return s.empty() ? "(none)" : s;
 }
 
+namespace {
+
+bool is_identifier(const std::string& name) {
+    bool ok = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+    for (char c : name)
+        ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    return ok;
+}
+
+/// What is wrong with a define's value, or "".
+std::string value_problem(const std::string& value) {
+    if (value.find_first_of("\n\r") != std::string::npos)
+        return "the value contains a line break";
+    if (value.find('\0') != std::string::npos)
+        return "the value contains a NUL character";
+    return {};
+}
+
+} // namespace
+
+bool is_real_arch(const std::string& arch) {
+    if (!arch.starts_with("sm_"))
+        return false;
+    std::size_t digits = 0;
+    while (3 + digits < arch.size() && std::isdigit(static_cast<unsigned char>(arch[3 + digits])))
+        ++digits;
+    const std::string_view rest = std::string_view(arch).substr(3 + digits);
+    return digits > 0 && digits <= 4 && (rest.empty() || rest == "a" || rest == "f");
+}
+
+void CompileOptions::check() const {
+    if (arch.starts_with("compute_"))
+        throw ConfigError("architecture '" + arch +
+                          "' is virtual: it has no machine code, and NVRTC returns an empty "
+                          "CUBIN for it; name a real one (sm_" +
+                          arch.substr(8) + ")");
+    if (!is_real_arch(arch))
+        throw ConfigError("bad architecture '" + arch + "': expected sm_NN (sm_90, sm_90a)");
+    for (const auto& [name, value] : defines) {
+        if (!is_identifier(name))
+            throw ConfigError("bad define '" + name + "=" + value +
+                              "': expected NAME=VALUE with NAME a C identifier");
+        if (const std::string problem = value_problem(value); !problem.empty())
+            throw ConfigError("bad define '" + name + "': " + problem);
+    }
+    for (const auto& dir : include_dirs) {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(dir, ec))
+            throw ConfigError("include directory does not exist or is not a directory", dir);
+    }
+}
+
 void add_define(std::map<std::string, std::string>& defines, const std::string& assignment) {
     const auto eq = assignment.find('=');
     const std::string name = assignment.substr(0, eq);
     const std::string value = eq == std::string::npos ? "1" : assignment.substr(eq + 1);
-    bool ok = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
-    for (char c : name)
-        ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
-    if (!ok)
+    if (!is_identifier(name))
         throw ConfigError("bad define '" + assignment +
                           "': expected NAME=VALUE with NAME a C identifier");
-    if (value.find_first_of("\n\r") != std::string::npos)
-        throw ConfigError("bad define '" + name + "': the value contains a line break");
+    if (const std::string problem = value_problem(value); !problem.empty())
+        throw ConfigError("bad define '" + name + "': " + problem);
     defines[name] = value;
 }
 

@@ -27,9 +27,18 @@ struct CompileOptions {
     [[nodiscard]] std::vector<std::string> argv() const;
     /// "NAME=VALUE NAME=VALUE" or "(none)".
     [[nodiscard]] std::string defines_text() const;
+    /// Refuses what NVRTC would take silently or misread, as ConfigError: an arch that is not
+    /// a real one (sm_NN, sm_NNa, sm_NNf: `compute_90` is virtual and its CUBIN is empty), a
+    /// define whose name is not a C identifier or whose value holds a line break or a NUL, an
+    /// include directory that is not a directory. (check_options() also asks NVRTC.)
+    void check() const;
 };
 
-/// Parses "NAME=VALUE" (or "NAME", meaning 1) into defines; ConfigError on a bad name.
+/// True for a real architecture's name: "sm_" then digits, then optionally 'a' or 'f'.
+bool is_real_arch(const std::string& arch);
+
+/// Parses "NAME=VALUE" (or "NAME", meaning 1) into defines; ConfigError on a bad name, or a
+/// value with a line break or a NUL.
 void add_define(std::map<std::string, std::string>& defines, const std::string& assignment);
 
 } // namespace kjit

@@ -2,6 +2,7 @@
 
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <regex>
 #include <sstream>
@@ -56,6 +57,37 @@ int nvrtc_version() {
     return major * 1000 + minor * 10;
 }
 
+std::vector<std::string> supported_archs() {
+    static const std::vector<std::string> archs = [] {
+        int n = 0;
+        check(nvrtcGetNumSupportedArchs(&n), "nvrtcGetNumSupportedArchs", {});
+        std::vector<int> numbers(static_cast<std::size_t>(n));
+        check(nvrtcGetSupportedArchs(numbers.data()), "nvrtcGetSupportedArchs", {});
+        std::vector<std::string> out;
+        for (int a : numbers)
+            out.push_back("sm_" + std::to_string(a));
+        return out;
+    }();
+    return archs;
+}
+
+void check_options(const CompileOptions& options) {
+    options.check();
+    const std::vector<std::string> known = supported_archs();
+    std::string base = options.arch;
+    if (base.back() == 'a' || base.back() == 'f')
+        base.pop_back();
+    if (std::find(known.begin(), known.end(), base) != known.end())
+        return;
+    std::string list;
+    for (const auto& a : known)
+        list += (list.empty() ? "" : ", ") + a;
+    const int v = nvrtc_version();
+    throw ConfigError("unknown architecture '" + options.arch + "' (NVRTC " +
+                      std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10) +
+                      " compiles for: " + list + ")");
+}
+
 std::string rewrite_log(const std::string& log, const SourceSet& sources,
                         std::vector<Diagnostic>* diagnostics) {
     static const std::regex head(R"(^(.+)\((\d+)\): (catastrophic error|error|warning|remark)(?: #[\w-]+)?: (.*)$)");
@@ -97,7 +129,10 @@ std::string rewrite_log(const std::string& log, const SourceSet& sources,
 
 CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
                        const CompileOptions& options) {
+    check_options(options);
     const SourceFile& file = sources.kernel(kernel);
+    if (file.text.find_first_not_of(" \t\r\n\f\v") == std::string::npos)
+        throw ConfigError("the kernel source is empty: there is nothing to compile", file.path);
     const auto start = std::chrono::steady_clock::now();
     NvrtcProgram prog(file, sources.includable(file));
     std::vector<std::string> args = options.argv();
@@ -128,6 +163,9 @@ CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
     check(nvrtcGetCUBINSize(prog.get(), &n), "nvrtcGetCUBINSize", file.path);
     out.cubin.resize(n);
     check(nvrtcGetCUBIN(prog.get(), out.cubin.data()), "nvrtcGetCUBIN", file.path);
+    if (out.cubin.empty()) // never handed on, cached or served: there is nothing to load
+        throw Error("nvrtcGetCUBIN: NVRTC returned an empty CUBIN for " + file.path + " (" +
+                    options.arch + ")");
     if (options.ptx) {
         check(nvrtcGetPTXSize(prog.get(), &n), "nvrtcGetPTXSize", file.path);
         out.ptx.resize(n);

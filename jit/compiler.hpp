@@ -25,10 +25,18 @@ struct CompiledKernel {
 /// NVRTC's version as major*1000 + minor*10 (13.0 -> 13000), like CUDA_VERSION.
 int nvrtc_version();
 
+/// The real architectures this NVRTC compiles for, oldest first: "sm_75", ..., "sm_120".
+std::vector<std::string> supported_archs();
+
+/// CompileOptions::check(), and an arch this NVRTC compiles for (sm_NNa and sm_NNf when it
+/// compiles sm_NN); ConfigError `unknown architecture 'sm_999' (NVRTC 13.0 compiles for: ...)`.
+void check_options(const CompileOptions& options);
+
 /// Compiles one kernel of `sources`, offering the files it can include (SourceSet::includable)
 /// in memory and no directory of the kernel tree: the compile reads only what the cache key
 /// covers (the directories of options.include_dirs and toolkit_include_dirs aside).
-/// Throws CompileError (with the log at the kernel's own file:line) when the source is bad.
+/// Throws ConfigError for options check_options() refuses, CompileError (with the log at the
+/// kernel's own file:line) when the source is bad; never returns an empty CUBIN.
 CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
                        const CompileOptions& options);
 

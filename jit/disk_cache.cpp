@@ -206,7 +206,7 @@ std::optional<CacheEntry> DiskCache::load(const Hash128& key) {
 }
 
 bool DiskCache::store(const CacheEntry& entry) {
-    if (!enabled_ || foreign(entry.key))
+    if (!enabled_ || foreign(entry.key) || entry.payload.empty()) // no CUBIN, nothing to serve
         return false;
     const fs::path final_path = entry_path(entry.key);
     const std::string bytes = encode_entry(entry);

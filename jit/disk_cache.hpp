@@ -70,8 +70,9 @@ class DiskCache {
     std::optional<CacheEntry> load(const Hash128& key);
     /// Writes the entry (temp file + rename) and evicts past the cap; false when it was not
     /// written: it could not be (warned once per cache, nothing half-written left behind), the
-    /// key's path is foreign, or the entry alone is larger than the cap (warned once per cache:
-    /// it is refused rather than evicting everything else and then itself).
+    /// key's path is foreign, the payload is empty (no CUBIN is), or the entry alone is larger
+    /// than the cap (warned once per cache: it is refused rather than evicting everything else
+    /// and then itself).
     bool store(const CacheEntry& entry);
     /// True once a file kjit did not write was found at the key's entry path.
     [[nodiscard]] bool foreign(const Hash128& key) const;

@@ -81,9 +81,17 @@ ShapeFile ShapeFile::load(const std::filesystem::path& path) {
         out.shape = read_shape(*n);
     if (const auto n = root.get("kernel")) {
         std::vector<SourceLocation> fallback_at;
+        std::map<std::string, SourceLocation> first; // where each name is declared first
         for (const TomlTable& t : n->tables("kernel")) {
             fallback_at.emplace_back();
             out.kernels.push_back(read_kernel(t, fallback_at.back()));
+            const KernelSpec& k = out.kernels.back();
+            const SourceLocation at = t.get("name")->where();
+            if (const auto [it, fresh] = first.emplace(k.name, at); !fresh)
+                throw ConfigError("kernel '" + k.name + "' is declared twice (first at line " +
+                                      std::to_string(it->second.line) +
+                                      "): an application asks for a kernel by its name",
+                                  at);
         }
         for (std::size_t i = 0; i < out.kernels.size(); ++i) {
             const KernelSpec& k = out.kernels[i];
@@ -95,6 +103,9 @@ ShapeFile ShapeFile::load(const std::filesystem::path& path) {
                                   fallback_at[i]);
         }
     }
+    if (out.kernels.empty())
+        throw ConfigError("the shape file declares no [[kernel]]: there is nothing to prepare",
+                          path.string(), 1, 1);
     return out;
 }
 

@@ -41,8 +41,9 @@ struct KernelSpec {
 struct ShapeFile {
     ModelShape shape;
     std::vector<KernelSpec> kernels;
-    /// Parses `path`; ConfigError at file:line:col for any mistake (syntax, unknown key,
-    /// wrong type, missing name, unknown fallback). Every spec keeps its positions.
+    /// Parses `path`; ConfigError at file:line:col for any mistake (not a regular file,
+    /// syntax, unknown key, wrong type, missing or repeated name, unknown fallback, no
+    /// [[kernel]] at all). Every spec keeps its positions.
     static ShapeFile load(const std::filesystem::path& path);
 };
 

@@ -1,15 +1,16 @@
 #include "jit/sources.hpp"
 
 #include "core/error.hpp"
+#include "core/text_file.hpp"
 #include "jit/includes.hpp"
 
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <chrono>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
 #include <set>
-#include <sstream>
 
 namespace kjit {
 
@@ -28,12 +29,6 @@ bool ends_with(std::string_view s, std::string_view suffix) {
     return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-std::int64_t mtime_ns(const std::filesystem::path& p) {
-    const auto t = std::filesystem::last_write_time(p);
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::file_clock::to_sys(t).time_since_epoch())
-        .count();
-}
 } // namespace
 
 bool SourceFile::is_kernel() const { return ends_with(name, ".cu"); }
@@ -62,16 +57,12 @@ SourceSet SourceSet::embedded() {
 SourceFile read_source_file(const std::filesystem::path& dir, const std::string& name,
                             const std::string& display_prefix) {
     const std::filesystem::path path = dir / name;
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw ConfigError("cannot read kernel source", path.string());
-    std::ostringstream text;
-    text << in.rdbuf();
-    std::string body = text.str();
+    std::string body = read_text_file(path, "kernel source");
     const Hash128 h = hash128(body);
     const std::filesystem::path shown =
         display_prefix.empty() ? path : std::filesystem::path(display_prefix) / name;
-    return {name, shown.generic_string(), std::move(body), h, mtime_ns(path)};
+    const auto stamp = file_stamp(path);
+    return {name, shown.generic_string(), std::move(body), h, stamp ? stamp->mtime_ns : 0};
 }
 
 bool FileStamp::racy(std::int64_t now) const {
@@ -95,11 +86,45 @@ std::int64_t now_ns() {
     return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
 }
 
+namespace {
+/// Adds the regular files under root/rel to `names` (see list_tree).
+void walk_tree(const std::filesystem::path& root, const std::filesystem::path& rel,
+               std::vector<std::string>& names) {
+    namespace fs = std::filesystem;
+    const fs::path here = root / rel;
+    const auto fail = [](const fs::path& at, int error) {
+        throw ConfigError(std::string("cannot read kernel source tree: ") + std::strerror(error),
+                          at.string());
+    };
+    std::error_code ec;
+    fs::directory_iterator it(here, ec);
+    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+        const fs::path name = rel / it->path().filename();
+        struct stat st {};
+        if (::lstat(it->path().c_str(), &st) != 0)
+            fail(it->path(), errno);
+        if (S_ISDIR(st.st_mode)) {
+            walk_tree(root, name, names);
+            continue;
+        }
+        // A link is followed to a file, never to a directory; a dangling one names nothing,
+        // a loop is an error.
+        if (S_ISLNK(st.st_mode) && ::stat(it->path().c_str(), &st) != 0) {
+            if (errno == ENOENT)
+                continue;
+            fail(it->path(), errno);
+        }
+        if (S_ISREG(st.st_mode))
+            names.push_back(name.generic_string());
+    }
+    if (ec)
+        fail(here, ec.value());
+}
+} // namespace
+
 std::vector<std::string> list_tree(const std::filesystem::path& dir) {
     std::vector<std::string> names;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
-        if (entry.is_regular_file())
-            names.push_back(std::filesystem::relative(entry.path(), dir).generic_string());
+    walk_tree(dir, {}, names);
     std::sort(names.begin(), names.end());
     return names;
 }

@@ -83,12 +83,15 @@ std::optional<FileStamp> file_stamp(const std::filesystem::path& path);
 /// The wall clock in nanoseconds, as file times are kept.
 std::int64_t now_ns();
 
-/// The regular files under dir (links to files followed, links to directories not), as
-/// '/'-separated names relative to dir, sorted.
+/// The regular files under dir (links to files followed, links to directories not, dangling
+/// links skipped), as '/'-separated names relative to dir, sorted. ConfigError at the path of
+/// a directory that cannot be read or a link that loops: `cannot read kernel source tree:
+/// Permission denied`.
 std::vector<std::string> list_tree(const std::filesystem::path& dir);
 
 /// Reads dir/name (name relative to dir) as a SourceFile shown as display_prefix/name
-/// (dir/name when display_prefix is empty); ConfigError when it cannot be read.
+/// (dir/name when display_prefix is empty); ConfigError when it cannot be read or is not a
+/// regular file (core/text_file.hpp).
 SourceFile read_source_file(const std::filesystem::path& dir, const std::string& name,
                             const std::string& display_prefix = {});
 

@@ -1,6 +1,7 @@
 #include "kernels/contract.hpp"
 
 #include "core/error.hpp"
+#include "jit/compile_options.hpp"
 #include "kernels/plan.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/shape.hpp"
@@ -157,8 +158,15 @@ void check_contract_structure(const KernelContract& c) {
     };
     for (const auto& k : c.shape_keys)
         claim(k, "shape key");
-    for (const auto& [k, v] : c.defines)
+    for (const auto& [k, v] : c.defines) {
         claim(k, "define");
+        try { // a value NVRTC would misread (a line break, a NUL)
+            Defines probe;
+            add_define(probe, k + "=" + v);
+        } catch (const ConfigError& e) {
+            fail(c, e.message);
+        }
+    }
     for (const auto& p : c.launch_params) {
         claim(p.name, "launch parameter");
         if (p.value.empty())

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/diagnostic.hpp"
 #include "kernels/dtype.hpp"
 
 #include <map>
@@ -105,6 +106,9 @@ struct KernelContract {
     std::string bench_shape; ///< `kjit bench` without --shape
     std::vector<CheckShape> check_shapes;   ///< `kjit check`
     std::vector<std::string> digest_shapes; ///< `kjit digest record` without --shapes
+    /// Where each expression is written, for a contract read from a file (empty in code): by
+    /// what the planner calls it, "step 1 grid[0]", "step 1 smem", "argument x count", "bytes".
+    std::map<std::string, SourceLocation> where;
 
     /// The kernel source's name: `source`, or `name` when that is empty.
     [[nodiscard]] const std::string& source_name() const { return source.empty() ? name : source; }

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 
+#include <map>
 #include <optional>
 #include <set>
 
@@ -9,11 +10,23 @@ namespace kjit {
 
 namespace {
 
+/// Checks `e` against `names` and keeps where it is written under `key` (see
+/// KernelContract::where); its text.
+std::string expression(const TomlExpression& e, const Scope& names, const std::string& key,
+                       std::map<std::string, SourceLocation>& where) {
+    where[key] = e.where;
+    return Expr(e, names).text();
+}
+
 /// 1 to 3 launch dimensions, each an expression checked against `names`.
-std::vector<std::string> dims(const TomlNode& n, const Scope& names, std::string_view what) {
+std::vector<std::string> dims(const TomlNode& n, const Scope& names, std::string_view what,
+                              std::map<std::string, SourceLocation>& where) {
     std::vector<std::string> out;
     for (const TomlExpression& e : n.expressions(what, 1, 3))
-        out.push_back(Expr(e, names).text());
+        out.push_back(expression(e, names,
+                                 "step 1 " + std::string(what) + "[" + std::to_string(out.size()) +
+                                     "]",
+                                 where));
     return out;
 }
 
@@ -28,7 +41,8 @@ bool is_output(const TomlTable& t) {
 }
 
 /// One [[args]] table as a contract argument.
-ContractArg read_arg(const TomlTable& t, const Scope& names, std::set<std::string>& seen) {
+ContractArg read_arg(const TomlTable& t, const Scope& names, std::set<std::string>& seen,
+                     std::map<std::string, SourceLocation>& where) {
     t.only_keys({"name", "type", "count", "value", "init", "output"}, "[[args]]");
     if (!t.contains("name") || !t.contains("type"))
         t.fail("[[args]] needs 'name' and 'type'");
@@ -50,12 +64,14 @@ ContractArg read_arg(const TomlTable& t, const Scope& names, std::set<std::strin
     if (a.role == ArgRole::scalar) {
         if (!t.contains("value"))
             t.fail("scalar argument '" + a.name + "' needs 'value'");
-        a.value = Expr(t.get("value")->expression("value"), names).text();
+        a.value = expression(t.get("value")->expression("value"), names,
+                             "argument " + a.name + " value", where);
         return a;
     }
     if (!t.contains("count"))
         t.fail("buffer argument '" + a.name + "' needs 'count' (elements)");
-    a.count = Expr(t.get("count")->expression("count"), names).text();
+    a.count = expression(t.get("count")->expression("count"), names, "argument " + a.name + " count",
+                         where);
     const bool output = is_output(t);
     const auto init_node = t.get("init");
     const std::string init = init_node ? init_node->string("init") : (output ? "zeros" : "random");
@@ -67,7 +83,8 @@ ContractArg read_arg(const TomlTable& t, const Scope& names, std::set<std::strin
         if (!t.contains("value"))
             init_node->fail("init = \"value\" needs 'value'");
         a.scale = "0";
-        a.offset = Expr(t.get("value")->expression("value"), names).text();
+        a.offset = expression(t.get("value")->expression("value"), names,
+                              "argument " + a.name + " offset", where);
     } else if (init != "random") {
         init_node->fail("unknown init '" + init + "' (known: random, zeros, value)");
     }
@@ -111,10 +128,10 @@ KernelContract read_inline_contract(const TomlTable& root, const InlineContractS
             launch->fail(std::string("[launch] needs '") + required + "'");
     const std::string entry = lt.get("entry")->string("entry");
     PipelineStep step;
-    step.grid = dims(*lt.get("grid"), scope.names, "grid");
-    step.block = dims(*lt.get("block"), scope.names, "block");
+    step.grid = dims(*lt.get("grid"), scope.names, "grid", c.where);
+    step.block = dims(*lt.get("block"), scope.names, "block", c.where);
     if (const auto s = lt.get("smem"))
-        step.smem = Expr(s->expression("smem"), scope.names).text();
+        step.smem = expression(s->expression("smem"), scope.names, "step 1 smem", c.where);
 
     const auto args = args_tables(root);
     if (!args)
@@ -124,7 +141,7 @@ KernelContract read_inline_contract(const TomlTable& root, const InlineContractS
     DType dtype = DType::f32;
     bool have_dtype = false;
     for (const TomlTable& t : *args) {
-        ContractArg a = read_arg(t, scope.names, seen);
+        ContractArg a = read_arg(t, scope.names, seen, c.where);
         // The case's dtype is the first output's: its entry point is compiled for it.
         if (!have_dtype && is_checked(a.role)) {
             dtype = a.type == ArgType::bf16 ? DType::bf16 : DType::f32;
@@ -141,9 +158,9 @@ KernelContract read_inline_contract(const TomlTable& root, const InlineContractS
     if (const auto n = root.get("bench")) {
         const TomlTable t = n->table("bench");
         if (const auto v = t.get("bytes"))
-            c.bytes = Expr(v->expression("bytes"), scope.names).text();
+            c.bytes = expression(v->expression("bytes"), scope.names, "bytes", c.where);
         if (const auto v = t.get("flops"))
-            c.flops = Expr(v->expression("flops"), scope.names).text();
+            c.flops = expression(v->expression("flops"), scope.names, "flops", c.where);
     }
     return c;
 }

@@ -5,7 +5,9 @@
 
 #include <muParser.h>
 
+#include <cfenv>
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 namespace kjit {
@@ -14,6 +16,11 @@ namespace {
 double ceil_div(double a, double b) { return std::ceil(a / b); }
 double modulo(double a, double b) { return std::fmod(a, b); }
 double round_f32(double a) { return static_cast<double>(static_cast<float>(a)); }
+std::string format_number(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+}
 } // namespace
 
 struct Expr::Impl {
@@ -53,19 +60,57 @@ double Expr::eval(const Scope& scope) const {
     for (auto& [name, slot] : impl_->slots)
         if (const auto it = scope.find(name); it != scope.end())
             slot = it->second;
+    double v = 0;
+    // A division by zero or sqrt(-1) must not pass for a value: NaN compares unequal to 0, so
+    // a constraint would hold, an infinite dimension would wrap, and `x / 0 > 1` is a plain 1.
+    // The floating-point exception flags see the operation even when a comparison hides it.
+    std::feclearexcept(FE_DIVBYZERO | FE_INVALID);
     try {
-        return impl_->parser.Eval();
+        v = impl_->parser.Eval();
     } catch (const mu::Parser::exception_type& e) {
         throw ConfigError("cannot evaluate '" + text_ + "': " + e.GetMsg(), file_, line_, column_);
     }
+    if (!std::isfinite(v))
+        throw ConfigError("'" + text_ + "' = " + std::to_string(v) + " is not a finite number" +
+                              values_text(scope),
+                          file_, line_, column_);
+    if (std::fetestexcept(FE_DIVBYZERO | FE_INVALID))
+        throw ConfigError("'" + text_ + "' divides by zero or takes an invalid operation" +
+                              values_text(scope) + ": its value " + format_number(v) +
+                              " means nothing",
+                          file_, line_, column_);
+    return v;
 }
 
 long long Expr::eval_int(const Scope& scope) const {
     const double v = eval(scope);
-    if (!std::isfinite(v) || v != std::floor(v))
+    if (v != std::floor(v))
         throw ConfigError("'" + text_ + "' = " + std::to_string(v) + " is not a whole number",
                           file_, line_, column_);
+    // 2^63 is the first double past the largest long long.
+    if (v >= 9223372036854775808.0 || v < -9223372036854775808.0)
+        throw ConfigError("'" + text_ + "' = " + std::to_string(v) +
+                              " is out of range for a 64-bit integer",
+                          file_, line_, column_);
     return static_cast<long long>(v);
+}
+
+SourceLocation Expr::where() const {
+    return {file_, line_, column_};
+}
+
+std::string Expr::values_text(const Scope& scope) const {
+    std::string out;
+    try {
+        for (const auto& [name, slot] : impl_->parser.GetUsedVar()) {
+            if (!scope.contains(name))
+                continue;
+            out += (out.empty() ? " (" : ", ") + name + "=" + format_number(*slot);
+        }
+    } catch (const mu::Parser::exception_type&) {
+        return {}; // only the failure path's context: none rather than a second error
+    }
+    return out.empty() ? out : out + ")";
 }
 
 } // namespace kjit

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/diagnostic.hpp"
+
 #include <map>
 #include <memory>
 #include <string>
@@ -28,13 +30,19 @@ class Expr {
     Expr& operator=(Expr&&) noexcept;
     ~Expr();
 
-    /// The value with `scope`'s current values.
+    /// The value with `scope`'s current values; ConfigError naming the expression, its
+    /// position and the values it read when that is not a finite number, or when a step of it
+    /// divided by zero or was invalid (sqrt(-1), x % 0), even if a comparison hid it.
     [[nodiscard]] double eval(const Scope& scope) const;
-    /// eval() that must be a whole number; ConfigError naming the expression otherwise.
+    /// eval() that must be a whole number within 64 bits; ConfigError naming the expression
+    /// otherwise.
     [[nodiscard]] long long eval_int(const Scope& scope) const;
     [[nodiscard]] const std::string& text() const { return text_; }
+    /// Where the expression is written (no path: declared in code).
+    [[nodiscard]] SourceLocation where() const;
 
   private:
+    [[nodiscard]] std::string values_text(const Scope& scope) const;
     struct Impl;
     std::unique_ptr<Impl> impl_;
     std::string text_, file_;

@@ -4,6 +4,8 @@
 #include "kernels/expr.hpp"
 
 #include <algorithm>
+#include <array>
+#include <limits>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -105,7 +107,10 @@ struct ContractPlanner::Impl {
 
     Expr compile(const std::string& text, const std::string& what, const Scope& scope) const {
         try {
-            return Expr(text, scope);
+            const auto at = contract.where.find(what);
+            if (at == contract.where.end())
+                return Expr(text, scope);
+            return Expr(text, scope, at->second.path, at->second.line, at->second.column);
         } catch (const ConfigError& e) {
             throw ConfigError("contract " + contract.name + ", " + what + ": " + e.message);
         }
@@ -177,9 +182,11 @@ ContractPlanner::ContractPlanner(KernelContract contract) : impl_(std::make_uniq
             e.to = ref_of(step.to).index;
         } else {
             for (const auto& g : step.grid)
-                e.grid.push_back(m.compile(g, what + " grid"));
+                e.grid.push_back(
+                    m.compile(g, what + " grid[" + std::to_string(e.grid.size()) + "]"));
             for (const auto& b : step.block)
-                e.block.push_back(m.compile(b, what + " block"));
+                e.block.push_back(
+                    m.compile(b, what + " block[" + std::to_string(e.block.size()) + "]"));
             e.smem = m.compile(step.smem.empty() ? "0" : step.smem, what + " smem");
             if (step.args.empty())
                 e.params = refs;
@@ -328,8 +335,14 @@ CasePlan ContractPlanner::plan(const ShapeValues& shape, DType dtype, const Defi
                                             : DType::f32;
         const long long n = e.count->eval_int(scope);
         if (n < 0)
-            m.fail("buffer " + a.name + ": count '" + a.count + "' = " + std::to_string(n) +
-                   " is negative");
+            throw ConfigError(c.name + ": buffer " + a.name + ": count '" + a.count + "' = " +
+                                  std::to_string(n) + " is negative",
+                              e.count->where());
+        // Its bytes must fit 63 bits (no device holds half as many).
+        if (n > (std::numeric_limits<long long>::max)() / 8)
+            throw ConfigError(c.name + ": buffer " + a.name + ": count '" + a.count + "' = " +
+                                  std::to_string(n) + " elements is more than a buffer can hold",
+                              e.count->where());
         b.count = static_cast<std::size_t>(n);
         if (e.scale) {
             b.scale = static_cast<float>(e.scale->eval(scope));
@@ -343,14 +356,19 @@ CasePlan ContractPlanner::plan(const ShapeValues& shape, DType dtype, const Defi
         p.buffers.push_back(std::move(b));
     }
 
-    const auto dim3_of = [&](const std::vector<Expr>& exprs) {
+    // Every dimension within what every CUDA device accepts: grid.x up to 2^31 - 1, grid.y
+    // and grid.z up to 65535, a block of at most 1024 threads (z at most 64).
+    const auto dim3_of = [&](const std::vector<Expr>& exprs, const char* what,
+                             const std::array<long long, 3>& limits) {
         Dim3 d;
         unsigned* f[3] = {&d.x, &d.y, &d.z};
         for (std::size_t i = 0; i < exprs.size(); ++i) {
             const long long v = exprs[i].eval_int(scope);
-            if (v <= 0 || v > 0xffffffffLL)
-                throw ConfigError("'" + exprs[i].text() + "' = " + std::to_string(v) +
-                                  " is not a valid launch dimension");
+            if (v <= 0 || v > limits[i])
+                throw ConfigError(c.name + ": " + what + "." + "xyz"[i] + " '" + exprs[i].text() +
+                                      "' = " + std::to_string(v) + " is not a valid launch " +
+                                      "dimension (1.." + std::to_string(limits[i]) + ")",
+                                  exprs[i].where());
             *f[i] = static_cast<unsigned>(v);
         }
         return d;
@@ -371,12 +389,21 @@ CasePlan ContractPlanner::plan(const ShapeValues& shape, DType dtype, const Defi
             continue;
         }
         sp.entry = step.entry.at(dtype);
-        sp.grid = dim3_of(e.grid);
-        sp.block = dim3_of(e.block);
+        sp.grid = dim3_of(e.grid, "grid", {2147483647LL, 65535, 65535});
+        sp.block = dim3_of(e.block, "block", {1024, 1024, 64});
+        if (sp.block.volume() > 1024)
+            throw ConfigError(c.name + ": block " + sp.block.str() + " has " +
+                                  std::to_string(sp.block.volume()) +
+                                  " threads; a block has at most 1024",
+                              e.block.front().where());
+        // The driver takes dynamic shared memory as an int; the device's own limit is checked
+        // at the first launch.
         const long long smem = e.smem->eval_int(scope);
-        if (smem < 0 || smem > 0xffffffffLL)
-            m.fail("step " + std::to_string(s + 1) + ": smem '" + step.smem +
-                   "' = " + std::to_string(smem) + " is out of range");
+        if (smem < 0 || smem > 2147483647LL)
+            throw ConfigError(c.name + ": step " + std::to_string(s + 1) + ": smem '" +
+                                  step.smem + "' = " + std::to_string(smem) +
+                                  " is out of range (0..2147483647 bytes)",
+                              e.smem->where());
         sp.smem = static_cast<unsigned>(smem);
         sp.params = e.params;
         std::string sizes;

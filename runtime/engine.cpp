@@ -1,5 +1,7 @@
 #include "runtime/engine.hpp"
 
+#include "jit/compiler.hpp"
+
 #include <chrono>
 
 namespace kjit {
@@ -31,7 +33,11 @@ Engine::Engine(const Context* context, EngineOptions options, SourceProvider sou
       arch_(!options.arch.empty() ? options.arch
             : context         ? context->device().arch()
                               : std::string("sm_90")),
-      cache_(with_flags(std::move(options.cache), flags_)), sources_(std::move(sources)) {}
+      cache_(with_flags(std::move(options.cache), flags_)), sources_(std::move(sources)) {
+    CompileOptions arch_only;
+    arch_only.arch = arch_;
+    check_options(arch_only); // a bad arch is refused once, not as every kernel's failure
+}
 
 std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
                                         std::span<const KernelSpec> specs,

@@ -57,8 +57,9 @@ class Engine {
   public:
     /// `context` may be null: prepare() then compiles (and caches) but loads nothing. Resolves
     /// the environment against the declared flags first: FlagError on an undeclared name,
-    /// a bad value or a missing base flag. KJIT_NO_CACHE and KJIT_COMPILE_JOBS apply to the
-    /// cache; every flag's define is injected into every compile (and so into its key).
+    /// a bad value or a missing base flag; ConfigError for an arch NVRTC cannot compile CUBIN
+    /// for (check_options). KJIT_NO_CACHE and KJIT_COMPILE_JOBS apply to the cache; every
+    /// flag's define is injected into every compile (and so into its key).
     explicit Engine(const Context* context, EngineOptions options = {},
                     SourceProvider sources = SourceProvider::from_environment());
 

@@ -1,15 +1,21 @@
 #include "runtime/ledger.hpp"
 
 #include "core/flags.hpp"
+#include "core/text_file.hpp"
 #include "core/warnings.hpp"
 #include "runtime/geometry.hpp"
 #include "runtime/stream.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace kjit {
@@ -165,15 +171,35 @@ Ledger::~Ledger() {
 }
 
 namespace {
+/// The whole of `s` as a T (no sign for an unsigned T, nothing left over).
+template <class T> bool parse_whole(std::string_view s, T& out) {
+    if (s.empty() || (std::is_unsigned_v<T> && s.front() == '-'))
+        return false;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && end == s.data() + s.size();
+}
+
+/// "XxYxZ" with each part a positive 32-bit count.
 bool parse_dim(const std::string& s, Dim3& d) {
-    return std::sscanf(s.c_str(), "%ux%ux%u", &d.x, &d.y, &d.z) == 3;
+    const std::size_t a = s.find('x'), b = s.find('x', a == std::string::npos ? a : a + 1);
+    if (a == std::string::npos || b == std::string::npos)
+        return false;
+    const std::string_view v(s);
+    return parse_whole(v.substr(0, a), d.x) && parse_whole(v.substr(a + 1, b - a - 1), d.y) &&
+           parse_whole(v.substr(b + 1), d.z) && d.x > 0 && d.y > 0 && d.z > 0;
+}
+
+/// A finite number, non-negative (or -1, a time not taken, when `untimed_ok`).
+bool parse_measure(const std::string& s, double& out, bool untimed_ok = false) {
+    char* end = nullptr;
+    out = std::strtod(s.c_str(), &end);
+    return !s.empty() && end == s.c_str() + s.size() && std::isfinite(out) &&
+           (out >= 0 || (untimed_ok && out == -1));
 }
 } // namespace
 
 std::vector<LedgerRecord> read_ledger_csv(const std::filesystem::path& file) {
-    std::ifstream in(file);
-    if (!in)
-        throw ConfigError("cannot read the launch ledger", file.string());
+    std::istringstream in(read_text_file(file, "the launch ledger"));
     std::vector<LedgerRecord> out;
     std::string line;
     int line_no = 0;
@@ -190,16 +216,10 @@ std::vector<LedgerRecord> read_ledger_csv(const std::filesystem::path& file) {
         if (ok) {
             r.kernel = cols[0];
             r.variant = cols[1];
-            try {
-                r.smem = static_cast<unsigned>(std::stoul(cols[4]));
-                r.registers = std::stoi(cols[5]);
-                r.blocks_per_sm = std::stoi(cols[6]);
-                r.waves = std::stod(cols[7]);
-                r.sm_share = std::stod(cols[8]);
-                r.ms = std::stod(cols[9]);
-            } catch (const std::exception&) {
-                ok = false;
-            }
+            ok = parse_whole(cols[4], r.smem) && parse_whole(cols[5], r.registers) &&
+                 parse_whole(cols[6], r.blocks_per_sm) && r.registers >= 0 &&
+                 r.blocks_per_sm >= 0 && parse_measure(cols[7], r.waves) &&
+                 parse_measure(cols[8], r.sm_share) && parse_measure(cols[9], r.ms, true);
         }
         if (!ok)
             throw ConfigError("malformed ledger row: expected 10 columns (kernel,variant,grid,"

@@ -70,7 +70,8 @@ void start_ledger_from_environment();
 /// Writes records as CSV: kernel,variant,grid,block,smem,registers,blocks_per_sm,waves,sm_share,ms.
 void write_records(const std::filesystem::path& file, const std::vector<LedgerRecord>& records);
 
-/// Reads a ledger CSV; ConfigError at file:line for a malformed row.
+/// Reads a ledger CSV; ConfigError at file:line for a malformed row (a field that is not a
+/// whole count, a negative or non-finite measure, a dimension of 0).
 std::vector<LedgerRecord> read_ledger_csv(const std::filesystem::path& file);
 
 /// The table the launch-geometry lecture asks for: per kernel variant the calls, total time,

@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by kjit's tests.
 
+#include "core/flags.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/launch.hpp"
@@ -8,12 +9,16 @@
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <optional>
+#include <random>
 #include <string>
 
 namespace kjit::test {
@@ -21,18 +26,42 @@ namespace kjit::test {
 /// Exit code CTest reads as "skipped" (SKIP_RETURN_CODE in tests/CMakeLists.txt).
 inline constexpr int kSkipExitCode = 77;
 
-/// Ends a GPU test when no device is usable: prints "SKIPPED: <reason>" and, under CTest
-/// (KJIT_TEST_SKIP_EXIT set), exits with kSkipExitCode so the run reports it as skipped.
-inline bool skip_without_device() {
-    std::string reason;
-    if (device_available(&reason))
-        return false;
+/// Reports a test that cannot check what it claims here as skipped, with its reason: prints
+/// "SKIPPED: <reason>" and, under CTest (KJIT_TEST_SKIP_EXIT set), exits with kSkipExitCode so
+/// the run reports it as skipped; it never passes in silence. The caller returns after it.
+inline void skip(const std::string& reason) {
     std::printf("SKIPPED: %s\n", reason.c_str());
     std::fflush(stdout);
     if (std::getenv("KJIT_TEST_SKIP_EXIT"))
         std::_Exit(kSkipExitCode);
     MESSAGE("skipped: " << reason);
+}
+
+/// Ends a GPU test when no device is usable (skip()).
+inline bool skip_without_device() {
+    std::string reason;
+    if (device_available(&reason))
+        return false;
+    skip(reason);
     return true;
+}
+
+/// The seed of a randomized test: KJIT_TEST_SEED when set (to replay a failure), else a fresh
+/// one. Use KJIT_TEST_RANDOM_SEED, which prints it with every failing check.
+inline std::uint64_t test_seed() {
+    const auto fixed = static_cast<std::uint64_t>(builtin_flags().resolve().get_int(kFlagTestSeed));
+    return fixed != 0 ? fixed : (std::uint64_t{std::random_device{}()} << 32 | std::random_device{}());
+}
+
+/// A shell prefix that runs a command as an unprivileged user (uid and gid 65534, no groups)
+/// when this process is root, whom file modes do not stop ("" when it is not root); nullopt
+/// when root has no way to drop its privileges (setpriv is missing): skip() the test then.
+inline std::optional<std::string> unprivileged_prefix() {
+    if (::geteuid() != 0)
+        return std::string();
+    if (std::system("command -v setpriv >/dev/null 2>&1") != 0)
+        return std::nullopt;
+    return std::string("setpriv --reuid=65534 --regid=65534 --clear-groups ");
 }
 
 /// What a command printed (stdout and stderr together) and its exit code.
@@ -123,3 +152,9 @@ struct GpuEngine {
 #define KJIT_REQUIRE_DEVICE()                                                                    \
     if (::kjit::test::skip_without_device())                                                     \
     return
+
+/// Declares `name`, the seed of a randomized test (test::test_seed()), and has every failing
+/// check of the test print it with the way to replay it.
+#define KJIT_TEST_RANDOM_SEED(name)                                                              \
+    const std::uint64_t name = ::kjit::test::test_seed();                                        \
+    INFO("seed " << name << " (replay: KJIT_TEST_SEED=" << name << ")")

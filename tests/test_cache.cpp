@@ -58,15 +58,7 @@ CacheEntry sample_entry(std::size_t payload_bytes = 2000) {
 
 bool is_root() { return ::geteuid() == 0; }
 
-/// Reports the test skipped with its reason, as a GPU test without a device does (exit 77
-/// under CTest, read as skipped); it never passes in silence.
-void skip(const std::string& reason) {
-    std::printf("SKIPPED: %s\n", reason.c_str());
-    std::fflush(stdout);
-    if (std::getenv("KJIT_TEST_SKIP_EXIT"))
-        std::_Exit(test::kSkipExitCode);
-    MESSAGE("skipped: " << reason);
-}
+using test::skip;
 
 } // namespace
 

@@ -17,7 +17,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <set>
 
 using namespace kjit;
@@ -353,8 +352,7 @@ TEST_SUITE("gpu") {
 
 TEST_CASE("every check case passes on fresh random inputs") {
     KJIT_REQUIRE_DEVICE();
-    const std::uint64_t seed = std::random_device{}();
-    MESSAGE("seed " << seed);
+    KJIT_TEST_RANDOM_SEED(seed);
     test::GpuEngine gpu;
     Engine& engine = gpu.engine;
     const std::vector<CheckCase> cases = default_check_cases();
@@ -363,8 +361,8 @@ TEST_CASE("every check case passes on fresh random inputs") {
     for (const CheckCase& c : cases) {
         const CheckResult r = run_check_case(engine, c, seed);
         for (const OutputCheck& o : r.outputs) {
-            INFO(r.entry << "/" << o.name << " " << r.shape << " " << r.defines << " seed "
-                         << seed << " unwritten " << o.unwritten);
+            INFO(r.entry << "/" << o.name << " " << r.shape << " " << r.defines << " unwritten "
+                         << o.unwritten);
             CHECK(o.error <= o.tolerance);
             CHECK(o.unwritten == 0);
         }

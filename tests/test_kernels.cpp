@@ -15,17 +15,10 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 
 using namespace kjit;
 
 namespace {
-
-std::uint64_t fresh_seed() {
-    const std::uint64_t seed = std::random_device{}();
-    MESSAGE("seed " << seed);
-    return seed;
-}
 
 CasePlan plan_at(const std::string& kernel, const std::string& shape, DType dtype,
                  const Defines& defines = {}) {
@@ -121,7 +114,7 @@ TEST_SUITE("gpu") {
 TEST_CASE("conv1d matches the float64 reference in fp32 and bf16 on both load paths") {
     KJIT_REQUIRE_DEVICE();
     Fixture f;
-    const std::uint64_t seed = fresh_seed();
+    KJIT_TEST_RANDOM_SEED(seed);
     const PreparedArm arm = f.prepare("conv1d");
     for (DType d : {DType::f32, DType::bf16})
         for (const char* shape : {"b=2,c=64,t=1304", "b=3,c=5,t=37", "b=1,c=8,t=2"}) {
@@ -140,7 +133,7 @@ TEST_CASE("conv1d matches the float64 reference in fp32 and bf16 on both load pa
 TEST_CASE("delta-rule decode matches the reference and is bit-identical across BV") {
     KJIT_REQUIRE_DEVICE();
     Fixture f;
-    const std::uint64_t seed = fresh_seed();
+    KJIT_TEST_RANDOM_SEED(seed);
     for (const char* shape : {"b=1,h=32,dk=128,dv=128", "b=2,h=3,dk=64,dv=100"}) {
         INFO(shape);
         std::vector<std::vector<HostBuffer>> first;
@@ -166,7 +159,7 @@ TEST_CASE("delta-rule decode matches the reference and is bit-identical across B
 TEST_CASE("rms_norm is bit-identical across block widths and load paths and not across widths") {
     KJIT_REQUIRE_DEVICE();
     Fixture f;
-    const std::uint64_t seed = fresh_seed();
+    KJIT_TEST_RANDOM_SEED(seed);
     for (DType d : {DType::f32, DType::bf16}) {
         const std::size_t es = dtype_size(d);
         const auto run = [&](const Defines& defines, bool misaligned) {
@@ -210,7 +203,7 @@ TEST_CASE("rms_norm is bit-identical across block widths and load paths and not 
 TEST_CASE("every registered contract's check cases pass on fresh random inputs") {
     KJIT_REQUIRE_DEVICE();
     Fixture f;
-    const std::uint64_t seed = fresh_seed();
+    KJIT_TEST_RANDOM_SEED(seed);
     for (const KernelContract* c : kernel_contracts())
         for (const CheckShape& s : c->check_shapes)
             for (DType d : s.dtypes.empty() ? c->dtypes : s.dtypes) {

@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -113,15 +112,12 @@ TEST_SUITE("lint") {
         CHECK(got == want);
     }
 
-    TEST_CASE("kernel_src produces no lint findings and lints in well under a few seconds") {
-        const auto start = std::chrono::steady_clock::now();
+    // How long it takes is measured by bench/bench_lint (timing belongs in benchmarks).
+    TEST_CASE("kernel_src produces no lint findings") {
         const LintReport report = lint_dir(kKernels, libclang());
-        const double s =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         INFO(join_lines(formatted(report)));
         CHECK(report.findings.empty());
         CHECK(report.files >= 2);
-        CHECK(s < 3.0);
     }
 
     TEST_CASE("kjit lint exits 0 on kernel_src and 1 with compiler-format lines on the fixtures") {
@@ -203,7 +199,7 @@ TEST_SUITE("lint") {
     TEST_CASE("a define read through another macro or only tested counts as read") {
         const Libclang* clang = libclang();
         if (!clang)
-            return;
+            return kjit::test::skip("libclang not found: the clang rules are not exercised");
         kjit::test::TempDir dir;
         write(dir.path() / "tile.cuh", "#pragma once\n#define SMEM_FLOATS (TILE * 4)\n");
         // TILE has no default: the engine always injects it, and only SMEM_FLOATS reads it.
@@ -226,7 +222,7 @@ TEST_SUITE("lint") {
     TEST_CASE("a knob default that matches one production value is not flagged") {
         const Libclang* clang = libclang();
         if (!clang)
-            return;
+            return kjit::test::skip("libclang not found: the clang rules are not exercised");
         kjit::test::TempDir dir;
         write(dir.path() / "k.cu",
               "#ifndef BLOCK\n#define BLOCK 0x100u\n#endif\n"
@@ -309,7 +305,7 @@ TEST_SUITE("lint") {
         Run r = run_kjit("sig " + file);
         INFO(r.out);
         if (contains(r.out, "needs libclang"))
-            return;
+            return kjit::test::skip("libclang not found: kjit sig is not exercised");
         CHECK(r.code == 0);
         CHECK(contains(r.out, file + ":"));
         CHECK(contains(

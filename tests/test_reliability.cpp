@@ -42,15 +42,7 @@ std::string read_file(const fs::path& p) {
     return s.str();
 }
 
-/// Reports the test skipped with its reason, as a GPU test without a device does (exit 77
-/// under CTest, read as skipped); it never passes in silence.
-void skip(const std::string& reason) {
-    std::printf("SKIPPED: %s\n", reason.c_str());
-    std::fflush(stdout);
-    if (std::getenv("KJIT_TEST_SKIP_EXIT"))
-        std::_Exit(test::kSkipExitCode);
-    MESSAGE("skipped: " << reason);
-}
+using test::skip;
 
 /// A kernel that includes one file of each kind; each defines a value the kernel stores.
 const std::vector<std::pair<std::string, std::string>> kIncluded = {

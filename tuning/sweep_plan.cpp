@@ -11,7 +11,23 @@ std::string SweepVariant::label() const {
     return s;
 }
 
-std::vector<SweepVariant> expand(const SweepSpec& spec, std::size_t* rejected) {
+std::vector<SweepVariant> expand(const SweepSpec& spec, std::size_t* rejected,
+                                 std::optional<std::uint64_t> cap) {
+    if (spec.params.empty())
+        throw ConfigError("the sweep sweeps nothing", spec.file);
+    const SweepSpace space(spec.params);
+    try {
+        space.check_cap(cap.value_or(default_sweep_cap()));
+    } catch (const ConfigError& e) {
+        const SweepParam* widest = &spec.params.front();
+        for (const SweepParam& p : spec.params)
+            if (p.size() > widest->size())
+                widest = &p;
+        const auto at = spec.positions.find(widest->name);
+        throw ConfigError(e.message, spec.file, at == spec.positions.end() ? 0 : at->second.first,
+                          at == spec.positions.end() ? 0 : at->second.second);
+    }
+    const std::uint64_t points = *space.size();
     const ContractPlanner planner = [&] {
         try {
             return ContractPlanner(spec.contract);
@@ -25,15 +41,13 @@ std::vector<SweepVariant> expand(const SweepSpec& spec, std::size_t* rejected) {
     std::vector<SweepVariant> out;
     std::size_t dropped = 0;
     std::string first_precondition;
-    std::vector<std::size_t> idx(spec.params.size(), 0);
-    while (true) {
+    for (std::uint64_t i = 0; i < points; ++i) {
         SweepVariant v;
         LaunchValues swept_launch;
         v.defines = spec.defines;
-        for (std::size_t p = 0; p < spec.params.size(); ++p) {
-            const SweepParam& param = spec.params[p];
-            const long long value = param.values[idx[p]];
-            v.params[param.name] = value;
+        v.params = space.point(i);
+        for (const SweepParam& param : spec.params) {
+            const long long value = v.params.at(param.name);
             if (param.define)
                 v.defines[param.name] = std::to_string(value);
             else
@@ -67,18 +81,6 @@ std::vector<SweepVariant> expand(const SweepSpec& spec, std::size_t* rejected) {
         } catch (const ConfigError& e) {
             throw ConfigError(e.message, spec.file, e.line, e.column);
         }
-        std::size_t p = spec.params.size();
-        bool done = true;
-        while (p > 0) {
-            --p;
-            if (++idx[p] < spec.params[p].values.size()) {
-                done = false;
-                break;
-            }
-            idx[p] = 0;
-        }
-        if (done)
-            break;
     }
     if (rejected)
         *rejected = dropped;

@@ -3,7 +3,9 @@
 #include "kernels/plan.hpp"
 #include "tuning/sweep_spec.hpp"
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +25,11 @@ struct SweepVariant {
 
 /// Every combination of the parameters that satisfies the constraints and the contract's
 /// preconditions, in file order (the last parameter varies fastest); `rejected` counts the
-/// others. ConfigError when none is left, naming the first failed precondition.
-std::vector<SweepVariant> expand(const SweepSpec& spec, std::size_t* rejected = nullptr);
+/// others. ConfigError, before anything is planned, when the space has more points than `cap`
+/// (default_sweep_cap(): KJIT_SWEEP_MAX_VARIANTS), at the parameter with the most values;
+/// ConfigError when a constraint's value is not a finite number, at the constraint; and when
+/// none is left, naming the first failed precondition.
+std::vector<SweepVariant> expand(const SweepSpec& spec, std::size_t* rejected = nullptr,
+                                 std::optional<std::uint64_t> cap = std::nullopt);
 
 } // namespace kjit

@@ -1,6 +1,7 @@
 #include "tuning/sweep_spec.hpp"
 
 #include "core/error.hpp"
+#include "core/text_file.hpp"
 #include "core/toml.hpp"
 #include "jit/compile_options.hpp"
 #include "kernels/contract_toml.hpp"
@@ -8,13 +9,15 @@
 #include "kernels/shape.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 namespace kjit {
 
 namespace {
+
+/// The most warm-up runs and repetitions a sweep file may ask for.
+constexpr long long kMaxReps = 1000000;
 
 std::pair<int, int> position(const SourceLocation& where) {
     return {where.line, where.column};
@@ -27,40 +30,53 @@ std::string joined(const std::vector<std::string>& names) {
     return out;
 }
 
-std::vector<long long> param_values(const TomlNode& n, const std::string& name) {
-    std::vector<long long> out;
+/// The values of sweep parameter `name`: a list, {min, max, step} or {pow2 = [min, max]}. A
+/// range is kept as its bounds, never expanded here.
+SweepParam read_param(const TomlNode& n, const std::string& name, bool define) {
+    SweepParam p;
+    p.name = name;
+    p.define = define;
     if (const auto a = n.as_array()) {
         for (const TomlNode& v : a->items())
-            out.push_back(v.integer(name));
+            p.list.push_back(v.integer(name));
     } else if (const auto t = n.as_table()) {
         if (const auto pow2 = t->get("pow2")) {
             t->only_keys({"pow2"}, "sweep parameter " + name);
             const auto range = pow2->as_array();
             if (!range || range->size() != 2)
                 pow2->fail("'pow2' must be [min, max]");
-            const long long lo = (*range)[0].integer(name), hi = (*range)[1].integer(name);
-            for (long long v = 1; v <= hi; v *= 2)
-                if (v >= lo)
-                    out.push_back(v);
+            p.kind = SweepParam::Kind::pow2;
+            p.min = (*range)[0].integer(name);
+            p.max = (*range)[1].integer(name);
         } else {
             t->only_keys({"min", "max", "step"}, "sweep parameter " + name);
             if (!t->contains("min") || !t->contains("max"))
                 n.fail("a range needs 'min' and 'max' (and optionally 'step')");
-            const long long lo = t->get("min")->integer("min"), hi = t->get("max")->integer("max");
-            const auto step_node = t->get("step");
-            const long long step = step_node ? step_node->integer("step") : 1;
-            if (step <= 0)
-                step_node->fail("'step' must be positive");
-            for (long long v = lo; v <= hi; v += step)
-                out.push_back(v);
+            p.kind = SweepParam::Kind::range;
+            p.min = t->get("min")->integer("min");
+            p.max = t->get("max")->integer("max");
+            if (const auto step_node = t->get("step")) {
+                p.step = step_node->integer("step");
+                if (p.step <= 0)
+                    step_node->fail("'step' must be positive");
+            }
         }
     } else {
         n.fail("sweep parameter '" + name +
                "' must be a list, {min, max, step} or {pow2 = [min, max]}");
     }
-    if (out.empty())
+    if (p.size() == 0)
         n.fail("sweep parameter '" + name + "' has no values");
-    return out;
+    return p;
+}
+
+/// An integer setting of [bench] within [lo, hi].
+int bounded(const TomlNode& n, std::string_view what, long long lo, long long hi) {
+    const long long v = n.integer(what);
+    if (v < lo || v > hi)
+        n.fail("'" + std::string(what) + "' = " + std::to_string(v) + " is out of range (" +
+               std::to_string(lo) + ".." + std::to_string(hi) + ")");
+    return static_cast<int>(v);
 }
 
 /// [shape] against a registered contract's keys; the contract's bench shape when absent.
@@ -96,8 +112,11 @@ void read_check(const TomlNode& n, SweepSpec& spec) {
         spec.check = SweepSpec::Check::none;
     else
         mode_node->fail("unknown check mode '" + mode + "' (known: digest, tolerance, none)");
-    if (const auto v = t.get("rtol"))
+    if (const auto v = t.get("rtol")) {
         spec.rtol = v->number("rtol");
+        if (!std::isfinite(spec.rtol) || spec.rtol < 0)
+            v->fail("'rtol' must be a finite number, at least 0");
+    }
     if (const auto v = t.get("reference")) {
         spec.reference = v->string("reference");
         if (!find_reference(spec.reference))
@@ -126,11 +145,11 @@ void read_bench(const TomlNode& n, SweepSpec& spec) {
     if (const auto v = t.get("graph"))
         spec.graph = v->boolean("graph");
     if (const auto v = t.get("warmup"))
-        spec.warmup = static_cast<int>(v->integer("warmup"));
+        spec.warmup = bounded(*v, "warmup", 0, kMaxReps);
     if (const auto v = t.get("reps")) {
-        spec.reps = static_cast<int>(v->integer("reps"));
-        if (spec.reps <= 0)
+        if (v->integer("reps") <= 0)
             v->fail("'reps' must be positive");
+        spec.reps = bounded(*v, "reps", 1, kMaxReps);
     }
     if (const auto v = t.get("flush_l2"))
         spec.flush_l2 = v->boolean("flush_l2");
@@ -166,16 +185,13 @@ Scope SweepSpec::scope(const std::map<std::string, long long>& values) const {
 }
 
 SweepSpec SweepSpec::load(const std::filesystem::path& path) {
+    return parse(read_text_file(path, "sweep file"), path.string());
+}
+
+SweepSpec SweepSpec::parse(std::string text, const std::string& file) {
     SweepSpec spec;
-    spec.file = path.string();
-    {
-        std::ifstream in(path, std::ios::binary);
-        if (!in)
-            throw ConfigError("cannot read sweep file", spec.file);
-        std::ostringstream s;
-        s << in.rdbuf();
-        spec.text = s.str();
-    }
+    spec.file = file;
+    spec.text = std::move(text);
     const TomlDocument doc = TomlDocument::parse(spec.text, spec.file);
     const TomlTable root = doc.root();
     root.only_keys({"kernel", "dtype", "shape", "defines", "sweep", "sweep_launch", "constraints",
@@ -233,6 +249,14 @@ SweepSpec SweepSpec::load(const std::filesystem::path& path) {
                 if (spec.shape.contains(pname))
                     throw ConfigError("'" + pname + "' is both a shape entry and a swept parameter",
                                       e.key_where);
+                if (spec.defines.contains(pname))
+                    throw ConfigError("'" + pname +
+                                          "' is both a fixed define and a swept parameter",
+                                      e.key_where);
+                if (std::any_of(spec.params.begin(), spec.params.end(),
+                                [&](const SweepParam& p) { return p.name == pname; }))
+                    throw ConfigError("'" + pname + "' is swept twice, under [sweep] and [sweep_launch]",
+                                      e.key_where);
                 Defines probe;
                 try {
                     add_define(probe, pname + "=1");
@@ -252,7 +276,7 @@ SweepSpec SweepSpec::load(const std::filesystem::path& path) {
                                           ")",
                                       e.key_where);
                 }
-                spec.params.push_back({pname, param_values(e.value, pname), define});
+                spec.params.push_back(read_param(e.value, pname, define));
             }
     if (spec.params.empty())
         throw ConfigError("the sweep file sweeps nothing: add a [sweep] table", spec.file, 1, 1);
@@ -291,9 +315,9 @@ SweepSpec SweepSpec::load(const std::filesystem::path& path) {
         in.defines = spec.defines;
         for (const SweepParam& p : spec.params) {
             if (p.define)
-                in.defines[p.name] = std::to_string(p.values.front());
+                in.defines[p.name] = std::to_string(p.value(0));
             else
-                in.launch_params.push_back({p.name, std::to_string(p.values.front())});
+                in.launch_params.push_back({p.name, std::to_string(p.value(0))});
         }
         in.names = scope;
         spec.contract = read_inline_contract(root, in);

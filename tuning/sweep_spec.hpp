@@ -2,6 +2,7 @@
 
 #include "kernels/contract.hpp"
 #include "kernels/expr.hpp"
+#include "tuning/sweep_space.hpp"
 
 #include <filesystem>
 #include <map>
@@ -9,13 +10,6 @@
 #include <vector>
 
 namespace kjit {
-
-/// One swept parameter: its values in order. A define unless it is a launch parameter.
-struct SweepParam {
-    std::string name;
-    std::vector<long long> values;
-    bool define = true;
-};
 
 /// A sweep file (`kjit sweep FILE.toml`); the README documents the schema. The file names a
 /// kernel's contract and states only the space, the constraints, the check and the bench
@@ -41,10 +35,12 @@ struct SweepSpec {
     /// Where each define and swept parameter is named in the file: (line, column).
     std::map<std::string, std::pair<int, int>> positions;
 
-    /// Reads and checks `path`: every mistake (TOML syntax, unknown key, wrong type, bad
-    /// expression, empty sweep, a name the contract does not know) is a ConfigError at
-    /// file:line:col.
+    /// Reads and checks `path`: every mistake (not a regular file, TOML syntax, unknown key,
+    /// wrong type, bad expression, empty sweep, a name the contract does not know, a setting
+    /// out of range) is a ConfigError at file:line:col.
     static SweepSpec load(const std::filesystem::path& path);
+    /// load() of `text` as the file named `file`.
+    static SweepSpec parse(std::string text, const std::string& file);
     /// The scope of shape values, numeric defines, launch values and one variant's parameters.
     [[nodiscard]] Scope scope(const std::map<std::string, long long>& params) const;
 };
