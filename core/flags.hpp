@@ -168,5 +168,6 @@ inline constexpr std::string_view kFlagKernelDir = "KJIT_KERNEL_DIR";
 inline constexpr std::string_view kFlagLedger = "KJIT_LEDGER";
 inline constexpr std::string_view kFlagLedgerFile = "KJIT_LEDGER_FILE";
 inline constexpr std::string_view kFlagNoCache = "KJIT_NO_CACHE";
+inline constexpr std::string_view kFlagAllowUnreadDefines = "KJIT_ALLOW_UNREAD_DEFINES";
 
 } // namespace kjit
