@@ -170,5 +170,6 @@ inline constexpr std::string_view kFlagLedgerFile = "KJIT_LEDGER_FILE";
 inline constexpr std::string_view kFlagNoCache = "KJIT_NO_CACHE";
 inline constexpr std::string_view kFlagSweepMaxVariants = "KJIT_SWEEP_MAX_VARIANTS";
 inline constexpr std::string_view kFlagTestSeed = "KJIT_TEST_SEED";
+inline constexpr std::string_view kFlagAllowUnreadDefines = "KJIT_ALLOW_UNREAD_DEFINES";
 
 } // namespace kjit

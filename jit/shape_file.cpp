@@ -45,10 +45,14 @@ KernelSpec read_kernel(const TomlTable& t, SourceLocation& fallback_at) {
     t.only_keys({"name", "source", "defines", "fallback"}, "[[kernel]]");
     KernelSpec spec;
     spec.where = t.where();
-    if (const auto n = t.get("name"))
+    if (const auto n = t.get("name")) {
         spec.name = n->string("name");
-    if (const auto n = t.get("source"))
+        spec.source_where = n->where();
+    }
+    if (const auto n = t.get("source")) {
         spec.source = n->string("source");
+        spec.source_where = n->where();
+    }
     if (const auto n = t.get("fallback")) {
         spec.fallback = n->string("fallback");
         fallback_at = n->where();

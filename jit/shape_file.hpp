@@ -35,6 +35,8 @@ struct KernelSpec {
     SourceLocation where{};
     /// Where each define is written, by define name (empty for a spec declared in code).
     std::map<std::string, DefineSource> define_sources{};
+    /// Where `source` is written (its `name` when `source` is left out; no path: in code).
+    SourceLocation source_where{};
 };
 
 /// A shape file: `[shape]` with integers, and `[[kernel]]` tables with name, source, defines.

@@ -10,7 +10,8 @@ SourceProvider SourceProvider::from_environment(const ResolvedFlags& flags) {
     return SourceProvider(fs::path(flags.get_string(kFlagKernelDir)));
 }
 
-SourceProvider::SourceProvider(fs::path override_dir) : dir_(std::move(override_dir)) {
+SourceProvider::SourceProvider(fs::path override_dir, std::vector<fs::path> include_dirs)
+    : dir_(std::move(override_dir)), include_dirs_(std::move(include_dirs)) {
     if (dir_.empty())
         snapshot_ = std::make_shared<const SourceSet>(SourceSet::embedded());
 }

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 namespace kjit {
 
@@ -20,12 +21,18 @@ class SourceProvider {
   public:
     /// The embedded sources, or the files of KJIT_KERNEL_DIR when `flags` set it.
     static SourceProvider from_environment(const ResolvedFlags& flags = process_flags());
-    /// override_dir empty: the embedded sources.
-    explicit SourceProvider(std::filesystem::path override_dir = {});
+    /// override_dir empty: the embedded sources. `include_dirs`: extra -I directories every
+    /// compile of these sources gets (a project's `include_dirs`).
+    explicit SourceProvider(std::filesystem::path override_dir = {},
+                            std::vector<std::filesystem::path> include_dirs = {});
 
     /// The current sources (the same snapshot while nothing changed on disk).
     std::shared_ptr<const SourceSet> current();
     [[nodiscard]] const std::filesystem::path& override_dir() const { return dir_; }
+    /// The extra include directories every compile of these sources gets.
+    [[nodiscard]] const std::vector<std::filesystem::path>& include_dirs() const {
+        return include_dirs_;
+    }
     /// "embedded at build time" or "from DIR".
     [[nodiscard]] std::string describe() const;
 
@@ -33,6 +40,7 @@ class SourceProvider {
     /// Whether the snapshot still holds what the files in `names` say.
     bool unchanged(const std::vector<std::string>& names);
     std::filesystem::path dir_;
+    std::vector<std::filesystem::path> include_dirs_;
     std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>(); // movable provider
     /// A file of the snapshot as it was read: its stamp, taken before reading, and whether it
     /// was read within a second of its ctime (then only its content can tell a later edit).

@@ -1,6 +1,8 @@
 #include "runtime/engine.hpp"
 
+#include "core/warnings.hpp"
 #include "jit/compiler.hpp"
+#include "jit/define_use.hpp"
 
 #include <chrono>
 
@@ -27,6 +29,23 @@ CacheSettings with_flags(CacheSettings s, const ResolvedFlags& flags) {
 }
 
 } // namespace
+
+void Engine::check_defines_read(const SourceSet& sources, const std::string& source,
+                                const KernelSpec& spec,
+                                const std::map<std::string, std::string>& defines) const {
+    const bool warn_only = flags_.get_bool(kFlagAllowUnreadDefines);
+    const auto found =
+        unread_define_diagnostics(sources, sources.kernel(source), spec, defines,
+                                  warn_only ? Severity::warning : Severity::error);
+    if (found.empty())
+        return;
+    if (!warn_only) {
+        const Diagnostic& d = found.front();
+        throw ConfigError(d.message, d.path, d.line, d.column);
+    }
+    for (const Diagnostic& d : found)
+        warn(d);
+}
 
 Engine::Engine(const Context* context, EngineOptions options, SourceProvider sources)
     : flags_((options.flags ? *options.flags : builtin_flags()).resolve()), context_(context),
@@ -57,6 +76,9 @@ std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
                 CompileOptions options;
                 options.arch = arch_;
                 options.defines = resolve_defines(specs[i], shape);
+                check_defines_read(*sources, row.source, specs[i], options.defines);
+                for (const auto& dir : sources_.include_dirs())
+                    options.include_dirs.push_back(dir.string());
                 flags_.apply_to(options.defines);
                 row.defines = options.defines_text();
                 row.key = make_cache_key(*sources, row.source, options).hex();

@@ -3,6 +3,7 @@
 #include "core/flags.hpp"
 #include "jit/compile_cache.hpp"
 #include "jit/shape_file.hpp"
+#include "jit/source_choice.hpp"
 #include "jit/source_provider.hpp"
 #include "runtime/context.hpp"
 #include "runtime/module.hpp"
@@ -60,11 +61,17 @@ class Engine {
     /// a bad value or a missing base flag; ConfigError for an arch NVRTC cannot compile CUBIN
     /// for (check_options). KJIT_NO_CACHE and KJIT_COMPILE_JOBS apply to the cache; every
     /// flag's define is injected into every compile (and so into its key).
+    /// Without `sources`, the sources are chosen as every verb chooses them: KJIT_KERNEL_DIR,
+    /// then the project file (kjit.toml) found from the working directory, then the embedded
+    /// copies; a project file that does not parse is a ConfigError.
     explicit Engine(const Context* context, EngineOptions options = {},
-                    SourceProvider sources = SourceProvider::from_environment());
+                    SourceProvider sources = default_sources().provider());
 
     /// Prepares every spec for `shape`; one row per spec, in order. Failures are reported in
-    /// their rows (error set), the others still prepared.
+    /// their rows (error set), the others still prepared. A define a spec injects that its
+    /// kernel's source never names (a text check of the kernel and its includes) fails that
+    /// row with a ConfigError at the define in its shape file; with KJIT_ALLOW_UNREAD_DEFINES
+    /// it is a warning (kjit::warn) and the row is prepared.
     std::vector<PrepareRow> prepare(const ModelShape& shape, std::span<const KernelSpec> specs,
                                     const CompileProgress& progress = {});
 
@@ -87,6 +94,11 @@ class Engine {
 
   private:
     struct Loaded;
+    /// Throws (or, under KJIT_ALLOW_UNREAD_DEFINES, warns about) a define `spec` injects that
+    /// the source never reads.
+    void check_defines_read(const SourceSet& sources, const std::string& source,
+                            const KernelSpec& spec,
+                            const std::map<std::string, std::string>& defines) const;
     ResolvedFlags flags_;
     const Context* context_;
     std::string arch_;

@@ -13,12 +13,13 @@ namespace {
 using kjit::test::contains;
 using kjit::test::Run;
 using kjit::test::run_kjit;
+using kjit::test::run_kjit_in;
 } // namespace
 
 TEST_SUITE("cli") {
 
 TEST_CASE("kjit audit compiles every embedded kernel for sm_90 and exits 0") {
-    const Run r = run_kjit("audit");
+    const Run r = run_kjit_in(KJIT_SOURCE_DIR, "audit");
     INFO(r.out);
     CHECK(r.code == 0);
     CHECK(contains(r.out, "  ok    rms_norm         sm_90"));
@@ -196,7 +197,7 @@ TEST_CASE("kjit cache stats and ls and why and clear describe the cache") {
     CHECK(contains(r.out, "cached, compiled"));
     r = run_kjit("cache clear", env);
     CHECK(contains(r.out, "removed 1 entries"));
-    r = run_kjit("audit --no-cache", env);
+    r = run_kjit_in(KJIT_SOURCE_DIR, "audit --no-cache", env);
     CHECK(r.code == 0);
     CHECK(contains(run_kjit("cache stats", env).out, "entries    0"));
     CHECK(run_kjit("cache", env).code == 2);

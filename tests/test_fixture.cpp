@@ -81,13 +81,13 @@ TEST_CASE("kjit check compiles the fixture kernel and says why nothing was launc
 
 TEST_CASE("kjit sweep --dry-run compiles every variant of the fixture kernel's sweep") {
     const std::string file = kFixtureDir + "/axpy.sweep.toml";
-    Run r = run_fixture_kjit("sweep --dry-run " + file);
+    Run r = run_fixture_kjit("sweep --dry-run " + file + " --src " + kFixtureDir);
     INFO(r.out);
     CHECK(r.code == 0);
     CHECK(contains(r.out, "kernel axpy, 6 variants (0 rejected by the constraints)"));
     CHECK(contains(r.out, "AXPY_BLOCK=256 AXPY_ITEMS=4 *    (977,1,1)      (256,1,1)"));
     CHECK(contains(r.out, "sweep plan: 6 variants, 0 failed to compile"));
-    r = run_kjit("sweep --dry-run " + file);
+    r = run_kjit("sweep --dry-run " + file + " --src " + kFixtureDir);
     CHECK(r.code == 2);
     CHECK(contains(r.out, "no contract for kernel 'axpy' (known: rms_norm, conv1d, delta_rule)"));
 }

@@ -121,7 +121,7 @@ TEST_SUITE("lint") {
     }
 
     TEST_CASE("kjit lint exits 0 on kernel_src and 1 with compiler-format lines on the fixtures") {
-        Run r = run_kjit("lint");
+        Run r = kjit::test::run_kjit_in(KJIT_SOURCE_DIR, "lint");
         INFO(r.out);
         CHECK(r.code == 0);
         CHECK(contains(r.out, "0 error(s), 0 warning(s)"));
@@ -153,7 +153,7 @@ TEST_SUITE("lint") {
         CHECK(contains(r.out, "[KJ005]"));
         CHECK_FALSE(contains(r.out, "[KJ002]"));
         CHECK(contains(r.out, "lint: 10 file(s), 7 error(s), 0 warning(s)"));
-        CHECK(run_kjit("lint --libclang /nonexistent/libclang.so.1").code == 0);
+        CHECK(kjit::test::run_kjit_in(KJIT_SOURCE_DIR, "lint --libclang /nonexistent/libclang.so.1").code == 0);
     }
 
     TEST_CASE("kjit lint --json prints an array of path line column severity rule and message") {
@@ -165,7 +165,7 @@ TEST_SUITE("lint") {
                            "\", \"line\": 6, \"column\": 9, \"severity\": \"warning\", "
                            "\"rule\": \"KJ004\", \"message\": \"default CHUNK=64 matches no "));
         CHECK(contains(r.out, "}\n]\n"));
-        r = run_kjit("lint --json");
+        r = kjit::test::run_kjit_in(KJIT_SOURCE_DIR, "lint --json");
         CHECK(r.code == 0);
         CHECK(r.out == "[]\n");
     }

@@ -15,6 +15,7 @@ namespace {
 using kjit::test::contains;
 using kjit::test::Run;
 using kjit::test::run_kjit;
+using kjit::test::run_kjit_in;
 const std::string kFixtures = KJIT_SOURCE_DIR "/tests/fixtures/sweep/";
 
 /// A user's kernel tree: a copy of rms_norm under another name, which has no registered
@@ -212,7 +213,7 @@ TEST_CASE("every broken sweep fixture is reported at its file:line:col with exit
         files += e.path().extension() == ".toml" ? 1 : 0;
     CHECK(files == expected.size());
     for (const auto& [file, message] : expected) {
-        const Run r = run_kjit("sweep --dry-run " + kFixtures + file);
+        const Run r = run_kjit_in(KJIT_SOURCE_DIR, "sweep --dry-run " + kFixtures + file);
         INFO(r.out);
         CHECK(r.code == 2);
         CHECK(r.out.find(kFixtures + file + ":" + message) != std::string::npos);
@@ -223,7 +224,7 @@ TEST_CASE("a dry run of every shipped sweep file compiles every variant") {
     for (const auto& e : std::filesystem::directory_iterator(KJIT_SOURCE_DIR "/kernel_src")) {
         if (!e.path().filename().string().ends_with(".sweep.toml"))
             continue;
-        const Run r = run_kjit("sweep --dry-run " + e.path().string());
+        const Run r = run_kjit_in(KJIT_SOURCE_DIR, "sweep --dry-run " + e.path().string());
         INFO(r.out);
         CHECK(r.code == 0);
         CHECK(r.out.find(", 0 failed to compile") != std::string::npos);
@@ -285,7 +286,7 @@ TEST_CASE("an rms_norm sweep runs and checks and ranks and a warm re-run comes f
     const std::string file = KJIT_SOURCE_DIR "/kernel_src/rms_norm.sweep.toml";
     const std::string out = (dir.path() / "out").string();
     const auto t0 = std::chrono::steady_clock::now();
-    const Run first = run_kjit("sweep " + file + " --no-cache --out " + out);
+    const Run first = run_kjit_in(KJIT_SOURCE_DIR, "sweep " + file + " --no-cache --out " + out);
     const auto t1 = std::chrono::steady_clock::now();
     INFO(first.out);
     CHECK(first.code == 0);
@@ -295,9 +296,9 @@ TEST_CASE("an rms_norm sweep runs and checks and ranks and a warm re-run comes f
         CHECK(std::filesystem::file_size(dir.path() / "out" / f) > 100);
     // Fill the results cache, then time a warm re-run against it.
     const auto t2 = std::chrono::steady_clock::now();
-    const Run fill = run_kjit("sweep " + file + " --out " + out);
+    const Run fill = run_kjit_in(KJIT_SOURCE_DIR, "sweep " + file + " --out " + out);
     const auto t3 = std::chrono::steady_clock::now();
-    const Run warm = run_kjit("sweep " + file + " --out " + out);
+    const Run warm = run_kjit_in(KJIT_SOURCE_DIR, "sweep " + file + " --out " + out);
     const auto t4 = std::chrono::steady_clock::now();
     CHECK(fill.code == 0);
     CHECK(warm.code == 0);
@@ -336,7 +337,7 @@ RMS_WIDTH = [256, 512, 1024]
 mode = "tolerance"
 rtol = 1e-6
 )toml";
-    const Run r = run_kjit("sweep --no-cache " + (dir.path() / "tol.toml").string() + " --out " +
+    const Run r = run_kjit_in(KJIT_SOURCE_DIR, "sweep --no-cache " + (dir.path() / "tol.toml").string() + " --out " +
                            (dir.path() / "out").string());
     INFO(r.out);
     CHECK(r.code == 0);

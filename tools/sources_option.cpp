@@ -1,6 +1,7 @@
 #include "tools/verbs.hpp"
 
 #include "core/flags.hpp"
+#include "jit/shape_check.hpp"
 
 #include <unistd.h>
 
@@ -11,15 +12,72 @@ namespace kjit::cli {
 
 void SourceOptions::add_to(CLI::App& app) {
     app.add_option("--src", dir,
-                   "read kernels from this directory instead of the copies embedded at build time");
+                   "read kernels from this directory (before KJIT_KERNEL_DIR, the project file "
+                   "and the copies embedded at build time)");
+    add_project_to(app);
 }
 
-SourceSet SourceOptions::load() const {
-    return dir.empty() ? SourceSet::embedded() : SourceSet::from_directory(dir);
+void SourceOptions::add_project_to(CLI::App& app) {
+    app.add_option("--project", project,
+                   "project file to read instead of the kjit.toml found from the current "
+                   "directory");
+}
+
+const Project* SourceOptions::project_file() const {
+    if (!project_)
+        project_ = Project::discover(project);
+    return *project_ ? &**project_ : nullptr;
+}
+
+const SourceChoice& SourceOptions::resolved() const {
+    if (!choice_)
+        choice_ = choose_sources(dir, builtin_flags().resolve(), project_file());
+    return *choice_;
+}
+
+const SourceChoice& SourceOptions::choice() const {
+    if (!printed_ && !quiet)
+        std::fprintf(stderr, "sources: %s\n", resolved().text.c_str());
+    printed_ = true;
+    return resolved();
+}
+
+const SourceChoice& SourceOptions::on_disk(std::string_view verb) const {
+    require_sources_on_disk(resolved(), verb);
+    return choice();
 }
 
 std::string SourceOptions::describe() const {
-    return dir.empty() ? "embedded at build time" : "from " + dir;
+    return choice().on_disk() ? "from " + choice().dir.string() : "embedded at build time";
+}
+
+void ShapeOptions::add_to(CLI::App& app) {
+    app.add_option("--shape-file", files,
+                   "shape files whose production define sets apply (default: the project "
+                   "file's shape_files, else every shape file beside the sources)");
+}
+
+std::vector<std::filesystem::path> ShapeOptions::choose(const SourceOptions& sources) const {
+    return choose_shape_files(files, sources.project_file(), sources.choice());
+}
+
+std::vector<lint::Injection> shape_injections(const std::vector<std::filesystem::path>& files,
+                                              const SourceSet* sources) {
+    std::vector<lint::Injection> out;
+    for (const auto& file : files) {
+        if (sources)
+            (void)load_checked_shape_file(file, *sources);
+        auto injs = lint::load_injections(file);
+        out.insert(out.end(), injs.begin(), injs.end());
+    }
+    return out;
+}
+
+std::string files_text(const std::vector<std::string>& files) {
+    std::string text;
+    for (const auto& f : files)
+        text += (text.empty() ? "" : " ") + f;
+    return text;
 }
 
 void CacheOptions::add_to(CLI::App& app) {

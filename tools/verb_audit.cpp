@@ -15,24 +15,31 @@ namespace kjit::cli {
 namespace {
 struct AuditArgs {
     SourceOptions sources;
+    ShapeOptions shapes;
     CacheOptions cache;
-    std::vector<std::string> archs{"sm_90"};
+    std::vector<std::string> archs;
 };
 } // namespace
 
-int run_audit(const SourceOptions& sources, const std::vector<std::string>& archs,
-              const CacheOptions& cache_options) {
-    const SourceSet set = sources.load();
-    const std::string kernel_dir = sources.dir.empty() ? KJIT_DEFAULT_KERNEL_DIR : sources.dir;
-    std::error_code ec;
-    const bool have_dir = std::filesystem::is_directory(kernel_dir, ec);
-    std::vector<std::string> notes;
-    const std::vector<lint::Injection> injections =
-        have_dir ? lint::find_injections(kernel_dir, &notes) : std::vector<lint::Injection>{};
+int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
+              const std::vector<std::string>& arch_option, const CacheOptions& cache_options) {
+    const SourceChoice& choice = sources.choice();
+    const SourceSet set = choice.load();
+    // Every shape file is read against the sources, fail closed: one that does not parse, names
+    // a kernel the sources lack or a `${}` the shape lacks stops the audit at its file:line:col.
+    const std::vector<lint::Injection> injections = shape_injections(shapes.choose(sources), &set);
     std::vector<ProductionDefines> production;
     for (const lint::Injection& inj : injections)
         production.push_back({inj.spec, inj.source, inj.defines});
-    const std::vector<AuditCompile> compiles = audit_compiles(set, production, archs);
+    std::vector<std::string> archs = arch_option;
+    if (archs.empty() && sources.project_file())
+        archs = sources.project_file()->archs;
+    if (archs.empty())
+        archs = {"sm_90"};
+    std::vector<AuditCompile> compiles = audit_compiles(set, production, archs);
+    for (AuditCompile& c : compiles)
+        for (const auto& dir : choice.include_dirs)
+            c.request.options.include_dirs.push_back(dir.string());
 
     std::string arch_list;
     for (const auto& a : archs)
@@ -46,7 +53,6 @@ int run_audit(const SourceOptions& sources, const std::vector<std::string>& arch
     std::string why_not;
     const auto clang = lint::Libclang::open({}, &why_not);
     lint::LintReport report = lint::lint({&set, {}, injections, clang.get(), why_not});
-    report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
     const std::string lint_notes = lint::format_notes(report.notes);
     const std::string lint_text = lint::format_report(report, false);
     std::fwrite(lint_notes.data(), 1, lint_notes.size(), stderr);
@@ -54,11 +60,11 @@ int run_audit(const SourceOptions& sources, const std::vector<std::string>& arch
     std::fflush(stdout);
     AuditSummary summary;
     summary.findings = report.findings.size();
-    if (const auto skip = freshness_skip_reason(sources.dir, kernel_dir)) {
+    if (const auto skip = audit_freshness_skip(choice, SourceSet::embedded())) {
         std::printf("fresh: skipped (%s)\n", skip->c_str());
     } else {
-        const FreshnessReport fresh = check_freshness(kernel_dir);
-        print_fresh(fresh, kernel_dir);
+        const FreshnessReport fresh = check_freshness(choice.dir);
+        print_fresh(fresh, choice.dir.string());
         summary.fresh = fresh.fresh() ? AuditFreshness::up_to_date : AuditFreshness::stale;
     }
     std::fflush(stdout);
@@ -107,9 +113,14 @@ Action add_audit(CLI::App& app) {
         "audit", "lint, check freshness, then compile every kernel with its defaults and with each "
                  "production define set, for each target arch (no GPU needed)");
     args->sources.add_to(*sub);
+    args->shapes.add_to(*sub);
     args->cache.add_to(*sub);
-    sub->add_option("--arch", args->archs, "target architectures")->capture_default_str();
-    return [args] { return run_audit(args->sources, args->archs, args->cache); };
+    sub->add_option("--arch", args->archs,
+                    "target architectures (default: the project file's archs, else sm_90)");
+    return [args] {
+        (void)args->sources.on_disk("kjit audit");
+        return run_audit(args->sources, args->shapes, args->archs, args->cache);
+    };
 }
 
 } // namespace kjit::cli

@@ -38,7 +38,7 @@ int run_bench(BenchArgs& args) {
     const Context context(device);
     EngineOptions options;
     options.cache = args.cache.settings();
-    Engine engine(&context, options, SourceProvider(args.sources.dir));
+    Engine engine(&context, options, args.sources.provider());
     const std::vector<PreparedArm> arms = prepare_arms(engine, contract, bp.sets, device);
 
     CaseBuffers buffers(plan, args.seed, args.bench.input_sets);

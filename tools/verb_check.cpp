@@ -12,6 +12,7 @@ namespace kjit::cli {
 namespace {
 struct CheckArgs {
     SourceOptions sources;
+    ShapeOptions shapes;
     CacheOptions cache;
     std::uint64_t seed = 1;
     int device = 0;
@@ -34,7 +35,7 @@ struct Columns {
 
 int run_check(const CheckArgs& args) {
     CheckSummary summary;
-    summary.audit_passed = run_audit(args.sources, {"sm_90"}, args.cache) == kOk;
+    summary.audit_passed = run_audit(args.sources, args.shapes, {}, args.cache) == kOk;
     // Every check case is planned first: a contract mistake shows without a GPU too.
     const std::vector<CheckCase> cases = default_check_cases();
     const Columns w(cases);
@@ -47,7 +48,7 @@ int run_check(const CheckArgs& args) {
     const Context context(device);
     EngineOptions options;
     options.cache = args.cache.settings();
-    Engine engine(&context, options, SourceProvider(args.sources.dir));
+    Engine engine(&context, options, args.sources.provider());
     for (const auto& row : engine.prepare({}, check_specs(cases), progress_line("specializing")))
         if (row.error) {
             ++summary.unprepared;
@@ -96,6 +97,7 @@ Action add_check(CLI::App& app) {
         "check", "kjit's main job: audit every kernel, then (with a GPU) launch each at the "
                  "default model shapes and compare every output with the float64 reference");
     args->sources.add_to(*sub);
+    args->shapes.add_to(*sub);
     args->cache.add_to(*sub);
     sub->add_option("--seed", args->seed, "input generator seed")->capture_default_str();
     sub->add_option("--device", args->device, "device ordinal")->capture_default_str();

@@ -40,6 +40,8 @@ int run_compile(const CompileArgs& args) {
     options.fmad = !args.no_fmad;
     options.ptx = !args.ptx_out.empty();
     options.include_dirs = args.include_dirs;
+    for (const auto& dir : args.sources.choice().include_dirs)
+        options.include_dirs.push_back(dir.string());
     for (const auto& d : args.defines)
         add_define(options.defines, d);
     CompileCache cache(args.cache.settings());
@@ -71,7 +73,8 @@ Action add_compile(CLI::App& app) {
     sub->add_option("--arch", args->arch, "target architecture")->capture_default_str();
     sub->add_option("-D,--define", args->defines, "NAME=VALUE injected as a define");
     sub->add_option("-I,--include-dir", args->include_dirs,
-                    "extra include directory (the cache key covers the content of its files)");
+                    "extra include directory, before the project file's include_dirs (the cache "
+                    "key covers the content of its files)");
     sub->add_option("-o,--cubin", args->cubin_out, "write the CUBIN to this file ('-' = stdout)");
     sub->add_option("--ptx", args->ptx_out, "write the PTX to this file ('-' = stdout)");
     sub->add_flag("--lineinfo", args->lineinfo, "generate line information");

@@ -25,7 +25,7 @@ struct DigestArgs {
 struct Session {
     explicit Session(const DigestArgs& args)
         : device(Device::get(args.device)), context(device),
-          engine(&context, options(args), SourceProvider(args.sources.dir)) {}
+          engine(&context, options(args), args.sources.provider()) {}
     static EngineOptions options(const DigestArgs& args) {
         EngineOptions o;
         o.cache = args.cache.settings();
@@ -35,6 +35,17 @@ struct Session {
     Context context;
     Engine engine;
 };
+
+/// --baseline, else the project file's `baselines` directory's KERNEL.toml, else "" (the
+/// default under the current directory).
+std::string baseline_file(const DigestArgs& args, const std::string& kernel) {
+    if (!args.file.empty())
+        return args.file;
+    const Project* project = args.sources.project_file();
+    if (project && project->baselines)
+        return display_path(project->baselines->path / (kernel + ".toml"));
+    return {};
+}
 
 const char* name_of(DType d) {
     return dtype_name(d).data();
@@ -48,7 +59,7 @@ void print_unwritten(const Unwritten& u, std::size_t count) {
 int run_record(const DigestArgs& args) {
     const KernelContract& kc = kernel_contract(args.kernel);
     const DigestRecordPlan plan = plan_digest_record(kc, args.selection, args.defines);
-    const BaselineLocation at = locate_baseline(kc.name, args.file);
+    const BaselineLocation at = locate_baseline(kc.name, baseline_file(args, kc.name));
     Baseline baseline = baseline_to_record(at, kc, args.seed);
 
     Session session(args);
@@ -130,7 +141,7 @@ void print_differs(const CheckedOutput& o, const BaselineCase& rec, const Prepar
 
 int run_check(const DigestArgs& args) {
     const KernelContract& kc = kernel_contract(args.kernel);
-    const BaselineLocation at = locate_baseline(kc.name, args.file);
+    const BaselineLocation at = locate_baseline(kc.name, baseline_file(args, kc.name));
     const Baseline baseline = baseline_to_check(at, kc);
     const DigestCheckPlan plan = plan_digest_check(kc, baseline, args.selection, args.defines);
     Session session(args);
@@ -183,8 +194,8 @@ Action add_digest(CLI::App& app) {
         args->cache.add_to(*verb);
         verb->add_option("kernel", args->kernel, "kernel name, e.g. rms_norm")->required();
         verb->add_option("--baseline,--file", args->file,
-                         "baseline file (default: bench/baselines/KERNEL.toml under the current "
-                         "directory)");
+                         "baseline file (default: KERNEL.toml in the project file's baselines, "
+                         "else bench/baselines/KERNEL.toml under the current directory)");
         verb->add_option("--shapes", args->selection.shapes,
                          "shapes, ';'-separated: rows=1,n=7168;rows=4096,n=7168 (default: "
                          "record the kernel's, check every recorded one)");

@@ -9,7 +9,7 @@ namespace kjit::cli {
 
 namespace {
 struct FreshArgs {
-    std::string src = KJIT_DEFAULT_KERNEL_DIR;
+    SourceOptions sources;
     std::vector<std::string> binaries;
 };
 
@@ -21,8 +21,22 @@ std::string when(std::int64_t ns) {
 }
 
 int run_fresh(const FreshArgs& args) {
+    const SourceChoice& choice = args.sources.on_disk("kjit fresh");
     const std::vector<std::filesystem::path> binaries(args.binaries.begin(), args.binaries.end());
-    return print_fresh(check_freshness(args.src, binaries), args.src);
+    const std::string src = choice.dir.string();
+    if (choice.origin != SourceOrigin::project || embeds_sources(SourceSet::embedded(), choice))
+        return print_fresh(check_freshness(choice.dir, binaries), src);
+    // This binary's copies are kjit's own kernels, not the project's: only the binaries' build
+    // times can be compared with the project's sources.
+    if (binaries.empty())
+        throw ConfigError("kjit fresh: this kjit embeds no copy of " + choice.written +
+                          "/ (its embedded kernels are kjit's own): name the binaries to "
+                          "compare with the sources, --binary APP");
+    std::printf("kjit fresh: this kjit embeds no copy of %s/: only the binaries' build times "
+                "are compared\n",
+                choice.written.c_str());
+    const SourceSet disk = SourceSet::from_directory(choice.dir);
+    return print_fresh(check_freshness(disk, disk, binaries), src);
 }
 } // namespace
 
@@ -61,7 +75,7 @@ Action add_fresh(CLI::App& app) {
     auto* sub = app.add_subcommand(
         "fresh", "compare the kernels embedded in this binary (and binaries' build times) with "
                  "the sources on disk");
-    sub->add_option("--src", args->src, "kernel source directory")->capture_default_str();
+    args->sources.add_to(*sub);
     sub->add_option("--binary", args->binaries,
                     "binaries whose build time must be newer than every source");
     return [args] { return run_fresh(*args); };

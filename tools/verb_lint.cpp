@@ -13,6 +13,7 @@ namespace kjit::cli {
 
 namespace {
 struct LintArgs {
+    SourceOptions sources;
     std::vector<std::string> files;
     std::vector<std::string> shapes;
     std::string libclang;
@@ -29,22 +30,32 @@ int print_rules() {
     return kOk;
 }
 
-int run_lint(const LintArgs& args) {
+int run_lint(LintArgs& args) {
     if (args.rules)
         return print_rules();
-    auto groups = lint::source_groups(args.files, args.embedded, KJIT_DEFAULT_KERNEL_DIR);
-    std::vector<lint::Injection> explicit_injections;
-    for (const auto& s : args.shapes) {
-        auto injs = lint::load_injections(s);
-        explicit_injections.insert(explicit_injections.end(), injs.begin(), injs.end());
-    }
+    // FILES or --embedded name the sources; otherwise --src, KJIT_KERNEL_DIR or the project.
+    args.sources.quiet = args.json;
+    std::filesystem::path default_dir;
+    if (args.files.empty() && !args.embedded)
+        default_dir = args.sources.on_disk("kjit lint").dir;
+    else if (!args.json)
+        std::fprintf(stderr, "sources: %s\n",
+                     args.embedded ? "embedded" : files_text(args.files).c_str());
+    auto groups = lint::source_groups(args.files, args.embedded, default_dir);
+    const Project* project = args.sources.project_file();
+    std::vector<std::filesystem::path> shape_files(args.shapes.begin(), args.shapes.end());
+    if (shape_files.empty() && args.files.empty() && project)
+        for (const ProjectPath& p : project->shape_files)
+            shape_files.emplace_back(display_path(p.path));
+    const std::vector<lint::Injection> explicit_injections =
+        shape_injections(shape_files, groups.size() == 1 ? &groups.front().sources : nullptr);
     std::string why_not;
     const auto clang = lint::Libclang::open(args.libclang, &why_not);
     lint::LintReport all;
     for (const auto& g : groups) {
         lint::LintRequest request{&g.sources, g.targets, explicit_injections, clang.get(), why_not};
-        if (args.shapes.empty() && !g.dir.empty())
-            request.injections = lint::find_injections(g.dir, &all.notes);
+        if (shape_files.empty() && !g.dir.empty())
+            request.injections = shape_injections(shape_files_beside(g.dir), &g.sources);
         auto report = lint::lint(request);
         all.files += report.files;
         all.findings.insert(all.findings.end(), report.findings.begin(), report.findings.end());
@@ -65,9 +76,11 @@ Action add_lint(CLI::App& app) {
     auto* sub = app.add_subcommand(
         "lint", "find kernel source errors NVRTC reports far from their cause, or not at all");
     sub->add_option("files", args->files,
-                    "kernel sources or directories (default: " KJIT_DEFAULT_KERNEL_DIR ")");
+                    "kernel sources or directories (default: --src, KJIT_KERNEL_DIR or the "
+                    "project file's kernels)");
+    args->sources.add_to(*sub);
     sub->add_flag("--embedded", args->embedded, "lint the copies embedded in this binary");
-    sub->add_option("--shape", args->shapes,
+    sub->add_option("--shape,--shape-file", args->shapes,
                     "shape files whose injected defines are checked (default: every shape "
                     "file beside the sources)");
     sub->add_flag("--json", args->json, "print the findings as a JSON array");

@@ -15,6 +15,7 @@ namespace kjit::cli {
 
 namespace {
 struct SigArgs {
+    SourceOptions sources;
     std::vector<std::string> files;
     std::vector<std::string> defines;
     std::string libclang;
@@ -49,7 +50,15 @@ std::string number(long long v) {
     return v < 0 ? "?" : std::to_string(v);
 }
 
-int run_sig(const SigArgs& args) {
+int run_sig(SigArgs& args) {
+    // FILES or --embedded name the sources; otherwise --src, KJIT_KERNEL_DIR or the project.
+    args.sources.quiet = args.json;
+    std::filesystem::path default_dir;
+    if (args.files.empty() && !args.embedded)
+        default_dir = args.sources.on_disk("kjit sig").dir;
+    else if (!args.json)
+        std::fprintf(stderr, "sources: %s\n",
+                     args.embedded ? "embedded" : files_text(args.files).c_str());
     std::string why_not;
     const auto clang = lint::Libclang::open(args.libclang, &why_not);
     if (!clang)
@@ -59,7 +68,7 @@ int run_sig(const SigArgs& args) {
         add_define(defines, d);
     std::string json = "[";
     std::size_t count = 0;
-    for (const auto& g : lint::source_groups(args.files, args.embedded, KJIT_DEFAULT_KERNEL_DIR)) {
+    for (const auto& g : lint::source_groups(args.files, args.embedded, default_dir)) {
         std::vector<const SourceFile*> files;
         if (g.targets.empty())
             files = g.sources.kernels();
@@ -164,7 +173,9 @@ Action add_sig(CLI::App& app) {
     auto* sub = app.add_subcommand(
         "sig", "list each __global__ entry point: parameters (name, type, size) and launch bounds");
     sub->add_option("files", args->files,
-                    "kernel sources or directories (default: " KJIT_DEFAULT_KERNEL_DIR ")");
+                    "kernel sources or directories (default: --src, KJIT_KERNEL_DIR or the "
+                    "project file's kernels)");
+    args->sources.add_to(*sub);
     sub->add_flag("--embedded", args->embedded, "read the copies embedded in this binary");
     sub->add_option("-D,--define", args->defines, "NAME=VALUE injected as the engine would");
     sub->add_flag("--json", args->json, "print the entry points as a JSON array");

@@ -1,5 +1,6 @@
 #include "tools/verbs.hpp"
 
+#include "jit/shape_check.hpp"
 #include "runtime/engine.hpp"
 
 #include <chrono>
@@ -11,6 +12,7 @@ namespace kjit::cli {
 namespace {
 struct SpecializeArgs {
     std::string shape_file;
+    ShapeOptions shapes;
     SourceOptions sources;
     CacheOptions cache;
     std::string arch;
@@ -31,8 +33,28 @@ const char* origin_text(Prepared p) {
     return "FAILED";
 }
 
+/// The shape file to specialize: the argument, else --shape-file, else the project file's
+/// only shape file; ConfigError when that leaves none or several.
+std::string shape_file_of(const SpecializeArgs& args) {
+    if (!args.shape_file.empty())
+        return args.shape_file;
+    const auto files = args.shapes.choose(args.sources);
+    if (files.size() != 1)
+        throw ConfigError(files.empty()
+                              ? "kjit specialize needs a shape file: SHAPE.toml, --shape-file or "
+                                "the project file's shape_files"
+                              : "kjit specialize takes one shape file and " +
+                                    std::to_string(files.size()) +
+                                    " were found: name one (SHAPE.toml or --shape-file)");
+    return files.front().string();
+}
+
 int run_specialize(const SpecializeArgs& args) {
-    const ShapeFile file = ShapeFile::load(args.shape_file);
+    const std::string shape_file = shape_file_of(args);
+    // The shape file is read against the sources first: a kernel they lack or a `${}` the shape
+    // lacks is an error at its file:line:col, before anything compiles.
+    const SourceSet sources = args.sources.load();
+    const ShapeFile file = load_checked_shape_file(shape_file, sources);
     std::string reason;
     std::unique_ptr<Context> context;
     if (device_available(&reason))
@@ -41,11 +63,11 @@ int run_specialize(const SpecializeArgs& args) {
     options.cache = args.cache.settings();
     options.arch = args.arch;
     const auto start = std::chrono::steady_clock::now();
-    Engine engine(context.get(), options, SourceProvider(args.sources.dir));
+    Engine engine(context.get(), options, args.sources.provider());
     const auto rows = engine.prepare(file.shape, file.kernels, progress_line("specializing"));
     const double total =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    std::printf("kjit specialize %s: %zu kernel(s) for %s, sources %s\n", args.shape_file.c_str(),
+    std::printf("kjit specialize %s: %zu kernel(s) for %s, sources %s\n", shape_file.c_str(),
                 rows.size(), engine.arch().c_str(), engine.sources().describe().c_str());
     if (!context)
         std::printf("  (%s: compiled and cached, not loaded)\n", reason.c_str());
@@ -74,8 +96,10 @@ Action add_specialize(CLI::App& app) {
     auto args = std::make_shared<SpecializeArgs>();
     auto* sub = app.add_subcommand(
         "specialize", "compile (or load from the cache) every kernel of a shape file");
-    sub->add_option("shape", args->shape_file, "shape TOML: [shape] and [[kernel]] tables")
-        ->required();
+    sub->add_option("shape", args->shape_file,
+                    "shape TOML: [shape] and [[kernel]] tables (default: --shape-file, else the "
+                    "project file's one shape file)");
+    args->shapes.add_to(*sub);
     args->sources.add_to(*sub);
     args->cache.add_to(*sub);
     sub->add_option("--arch", args->arch, "target architecture (default: the device's, or sm_90)");

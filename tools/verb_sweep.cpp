@@ -5,6 +5,7 @@
 #include "tuning/sweep_report.hpp"
 #include "tuning/sweep_runner.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -12,6 +13,7 @@ namespace kjit::cli {
 
 namespace {
 struct SweepArgs {
+    SourceOptions sources;
     std::string file;
     bool dry_run = false, no_cache = false;
     std::string arch = "sm_90";
@@ -40,9 +42,10 @@ std::vector<int> parse_devices(const std::string& text) {
     return out;
 }
 
-int run_sweep_verb(const SweepArgs& args) {
-    const SweepSpec spec = SweepSpec::load(args.file);
+int run_sweep_file(const SweepArgs& args, const std::string& file) {
+    const SweepSpec spec = SweepSpec::load(file);
     SweepOptions o;
+    o.sources = args.sources.on_disk("kjit sweep");
     o.dry_run = args.dry_run;
     o.no_cache = args.no_cache;
     o.arch = args.arch;
@@ -52,7 +55,7 @@ int run_sweep_verb(const SweepArgs& args) {
         o.devices = parse_devices(args.devices);
     const SweepResult r = run_sweep(spec, o);
     std::printf("kjit sweep %s: kernel %s, %zu variants (%zu rejected by the constraints)\n",
-                args.file.c_str(), spec.kernel.c_str(), r.rows.size(), r.rejected);
+                file.c_str(), spec.kernel.c_str(), r.rows.size(), r.rejected);
     std::printf("  %s\n", r.provenance.text().c_str());
     const int failed = failed_rows(r, o.dry_run);
     if (o.dry_run) {
@@ -70,12 +73,30 @@ int run_sweep_verb(const SweepArgs& args) {
     }
     std::printf("  copy bandwidth %.0f GB/s (device-to-device, this run); * = baseline\n%s",
                 r.copy_gbps, sweep_table(spec, r).c_str());
-    const std::filesystem::path out = sweep_out_dir(args.file, args.out);
+    const std::filesystem::path out = sweep_out_dir(file, args.out);
     write_sweep_outputs(spec, r, out);
     std::printf("sweep: %zu variants, %d failed their check or failed, %.0f ms; wrote %s/sweep.csv, "
                 "sweep.json, sweep.svg\n",
                 r.rows.size(), failed, r.wall_ms, out.c_str());
     return failed ? kFindings : kOk;
+}
+/// FILE, else every sweep file the project file names, in order.
+int run_sweep_verb(const SweepArgs& args) {
+    (void)args.sources.on_disk("kjit sweep");
+    if (!args.file.empty())
+        return run_sweep_file(args, args.file);
+    const Project* project = args.sources.project_file();
+    if (!project || project->sweep_files.empty())
+        throw ConfigError("kjit sweep needs a sweep file: FILE, or sweep_files in the project "
+                          "file");
+    if (!args.out.empty() && project->sweep_files.size() > 1)
+        throw ConfigError("--out names one directory and the project file names " +
+                          std::to_string(project->sweep_files.size()) +
+                          " sweep files: name one FILE");
+    int worst = kOk;
+    for (const ProjectPath& p : project->sweep_files)
+        worst = std::max(worst, run_sweep_file(args, display_path(p.path)));
+    return worst;
 }
 } // namespace
 
@@ -83,7 +104,7 @@ Action add_sweep(CLI::App& app) {
     auto args = std::make_shared<SweepArgs>();
     auto* sub = app.add_subcommand(
         "sweep", "compile, check and time every variant of a sweep file, ranked (README: schema)");
-    sub->add_option("file", args->file, "sweep TOML")->required();
+    sub->add_option("file", args->file, "sweep TOML (default: the project file's sweep_files)");
     sub->add_flag("--dry-run", args->dry_run,
                   "parse, expand, apply constraints and compile every variant; launch nothing");
     sub->add_flag("--no-cache", args->no_cache, "bypass the compile cache and the results cache");
@@ -92,6 +113,7 @@ Action add_sweep(CLI::App& app) {
         ->capture_default_str();
     sub->add_option("--out", args->out, "directory for sweep.csv/json/svg (default FILE.out)");
     sub->add_option("--seed", args->seed, "input generator seed")->capture_default_str();
+    args->sources.add_to(*sub);
     return [args] { return run_sweep_verb(*args); };
 }
 

@@ -2,12 +2,19 @@
 
 #include "jit/compile_cache.hpp"
 #include "jit/freshness.hpp"
+#include "jit/project.hpp"
+#include "jit/source_choice.hpp"
 #include "jit/sources.hpp"
+#include "lint/injections.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace kjit::cli {
 
@@ -17,13 +24,51 @@ enum Exit : int { kOk = 0, kFindings = 1, kUsage = 2 };
 /// The body of a verb, run after parsing; returns the exit code.
 using Action = std::function<int()>;
 
-/// Options shared by the verbs that read kernel sources.
+/// Options shared by the verbs that read kernel sources: --src and --project, resolved in the
+/// one precedence (flag, KJIT_KERNEL_DIR, project file, embedded copies).
 struct SourceOptions {
-    std::string dir; ///< --src: read kernels from this directory instead of the embedded copy
+    std::string dir;     ///< --src: read kernels from this directory
+    std::string project; ///< --project: this project file instead of the one found from the cwd
+    bool quiet = false;  ///< print no `sources:` line (JSON output)
+    /// Adds --src and --project.
     void add_to(CLI::App& app);
-    [[nodiscard]] SourceSet load() const;
+    /// Adds --project only (verbs whose FILES name their sources).
+    void add_project_to(CLI::App& app);
+    /// The project file in effect, read once; nullptr when there is none.
+    [[nodiscard]] const Project* project_file() const;
+    /// The sources chosen; prints `sources: ...` on stderr the first time.
+    [[nodiscard]] const SourceChoice& choice() const;
+    /// choice(), or ConfigError (exit 2) when it is the embedded copies: `verb` reads files.
+    const SourceChoice& on_disk(std::string_view verb) const;
+    [[nodiscard]] SourceSet load() const { return choice().load(); }
+    [[nodiscard]] SourceProvider provider() const { return choice().provider(); }
+    /// "embedded at build time" or "from DIR".
     [[nodiscard]] std::string describe() const;
+
+  private:
+    [[nodiscard]] const SourceChoice& resolved() const;
+    mutable std::optional<std::optional<Project>> project_;
+    mutable std::optional<SourceChoice> choice_;
+    mutable bool printed_ = false;
 };
+
+/// --shape-file: the shape files a verb reads instead of the project's or those beside the
+/// sources.
+struct ShapeOptions {
+    std::vector<std::string> files;
+    void add_to(CLI::App& app);
+    /// The shape files chosen (choose_shape_files) for `sources`.
+    [[nodiscard]] std::vector<std::filesystem::path> choose(const SourceOptions& sources) const;
+};
+
+/// The defines injected by the shape files `files`, each read fail closed: a file that does not
+/// parse, names a kernel `sources` lacks (when given) or a `${}` its shape lacks is a
+/// ConfigError at its file:line:col.
+std::vector<lint::Injection> shape_injections(const std::vector<std::filesystem::path>& files,
+                                              const SourceSet* sources);
+
+/// The paths a verb was given, as its `sources:` line shows them.
+std::string files_text(const std::vector<std::string>& files);
 
 /// Options shared by the verbs that compile: every compile goes through the cache.
 struct CacheOptions {
@@ -42,8 +87,8 @@ CompileProgress progress_line(const std::string& what);
 int print_fresh(const FreshnessReport& report, const std::string& src);
 
 /// Compiles every kernel for each arch and prints one line per compile; kFindings on a failure.
-int run_audit(const SourceOptions& sources, const std::vector<std::string>& archs,
-              const CacheOptions& cache);
+int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
+              const std::vector<std::string>& archs, const CacheOptions& cache);
 
 Action add_audit(CLI::App& app);
 Action add_compile(CLI::App& app);

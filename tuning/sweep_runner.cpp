@@ -69,7 +69,8 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     };
     SweepResult result;
     const std::vector<SweepVariant> variants = expand(spec, &result.rejected);
-    SourceProvider provider = SourceProvider::from_environment();
+    SourceProvider provider =
+        options.sources ? options.sources->provider() : default_sources().provider();
     const auto sources = provider.current();
     check_defines_read(spec, *sources);
     // What every variant is compiled with: the contract's defaults and the fixed defines.
@@ -122,7 +123,7 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
             const Context ctx(device);
             EngineOptions eo;
             eo.cache.use_disk = !options.no_cache;
-            Engine engine(&ctx, eo, SourceProvider(provider.override_dir()));
+            Engine engine(&ctx, eo, SourceProvider(provider.override_dir(), provider.include_dirs()));
             // Keys first: rows in the results cache need neither compile nor launch.
             std::vector<KernelSpec> to_prepare;
             std::vector<std::size_t> prepared_rows;

@@ -1,10 +1,12 @@
 #pragma once
 
 #include "jit/compile_pool.hpp"
+#include "jit/source_choice.hpp"
 #include "tuning/sweep_result.hpp"
 #include "tuning/sweep_spec.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,9 @@ struct SweepOptions {
     std::vector<int> devices{0}; ///< GPUs to spread the variants over, one worker each
     std::uint64_t seed = 1;      ///< input generator seed
     CompileProgress progress;
+    /// Where the kernel sources come from; empty: default_sources() (KJIT_KERNEL_DIR, the
+    /// project file found from the working directory, the embedded copies).
+    std::optional<SourceChoice> sources;
 };
 
 /// Compiles every variant (in parallel, through the cache), then runs, checks and times each

@@ -1,0 +1,34 @@
+#pragma once
+// Whether a kernel source reads the defines injected into it: a text-level check (comments
+// and string literals skipped, no preprocessing), cheap enough for every Engine::prepare.
+
+#include "core/diagnostic.hpp"
+#include "jit/shape_file.hpp"
+#include "jit/sources.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kjit {
+
+/// An injected define that no file of the kernel's compile names.
+struct UnreadDefine {
+    std::string name;
+    std::vector<std::string> nearest; ///< macros the sources do name that are close to it
+};
+
+/// The defines of `defines` whose name occurs as an identifier in none of the files `kernel`
+/// compiles with (the kernel and sources.includable(kernel)), in name order.
+std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceFile& kernel,
+                                         const std::map<std::string, std::string>& defines);
+
+/// unread_defines() of `spec` (compiled from `kernel` with `defines`, its resolved defines)
+/// as diagnostics of `severity`, each at the define's name in the spec's shape file when it
+/// came from one: `kernel 'NAME': define X is never read by PATH or the files it includes`.
+std::vector<Diagnostic> unread_define_diagnostics(const SourceSet& sources,
+                                                  const SourceFile& kernel, const KernelSpec& spec,
+                                                  const std::map<std::string, std::string>& defines,
+                                                  Severity severity);
+
+} // namespace kjit

@@ -1,0 +1,135 @@
+#include "jit/project.hpp"
+
+#include "core/error.hpp"
+#include "core/toml.hpp"
+
+#include <algorithm>
+#include <regex>
+
+namespace kjit {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+enum class Must { directory, file, nothing };
+
+ProjectPath project_path(const fs::path& root, const TomlNode& node, std::string_view what,
+                         Must must) {
+    ProjectPath p;
+    p.text = node.string(what);
+    p.where = node.where();
+    if (p.text.empty())
+        node.fail("'" + std::string(what) + "' must not be empty");
+    p.path = (root / p.text).lexically_normal();
+    std::error_code ec;
+    if (must == Must::directory && !fs::is_directory(p.path, ec))
+        node.fail("'" + std::string(what) + "' names " + p.text + ", which is not a directory");
+    if (must == Must::file && !fs::is_regular_file(p.path, ec))
+        node.fail("'" + std::string(what) + "' names " + p.text + ", which is not a file");
+    return p;
+}
+
+std::vector<ProjectPath> project_paths(const fs::path& root, const TomlNode& node,
+                                       std::string_view what, Must must) {
+    std::vector<ProjectPath> out;
+    for (const TomlNode& item : node.array(what).items())
+        out.push_back(project_path(root, item, what, must));
+    return out;
+}
+
+} // namespace
+
+std::string display_path(const fs::path& path) {
+    std::error_code ec;
+    const fs::path cwd = fs::current_path(ec);
+    if (ec || !path.is_absolute())
+        return path.string();
+    const fs::path rel = path.lexically_relative(cwd);
+    if (rel.empty() || *rel.begin() == "..")
+        return path.string();
+    return rel.string();
+}
+
+std::string display_location(const SourceLocation& where) {
+    return where.path + (where.line ? ":" + std::to_string(where.line) : "");
+}
+
+Project Project::load(const fs::path& file) {
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(file, ec).lexically_normal();
+    const TomlDocument doc = TomlDocument::load(display_path(absolute), "project file");
+    const TomlTable root = doc.root();
+    root.only_keys({"kernels", "include_dirs", "shape_files", "sweep_files", "baselines", "tuned",
+                    "archs"},
+                   "the project file");
+    const fs::path dir = absolute.parent_path();
+    Project p;
+    p.file = absolute;
+    if (const auto n = root.get("kernels"))
+        p.kernels = project_path(dir, *n, "kernels", Must::directory);
+    if (const auto n = root.get("include_dirs"))
+        p.include_dirs = project_paths(dir, *n, "include_dirs", Must::directory);
+    if (const auto n = root.get("shape_files"))
+        p.shape_files = project_paths(dir, *n, "shape_files", Must::file);
+    if (const auto n = root.get("sweep_files"))
+        p.sweep_files = project_paths(dir, *n, "sweep_files", Must::file);
+    if (const auto n = root.get("baselines"))
+        p.baselines = project_path(dir, *n, "baselines", Must::nothing);
+    if (const auto n = root.get("tuned"))
+        p.tuned = project_path(dir, *n, "tuned", Must::nothing);
+    if (const auto n = root.get("archs")) {
+        static const std::regex arch(R"(sm_\d+[af]?)");
+        for (const TomlNode& item : n->array("archs").items()) {
+            std::string a = item.string("archs");
+            if (!std::regex_match(a, arch))
+                item.fail("'" + a + "' is not a target architecture (sm_90, sm_100a, ...)");
+            p.archs.push_back(std::move(a));
+        }
+    }
+    return p;
+}
+
+std::optional<fs::path> Project::find(const fs::path& start) {
+    std::error_code ec;
+    fs::path dir = fs::absolute(start, ec).lexically_normal();
+    if (ec)
+        return std::nullopt;
+    for (;;) {
+        const fs::path candidate = dir / kProjectFileName;
+        if (fs::is_regular_file(candidate, ec))
+            return candidate;
+        if (!dir.has_relative_path())
+            return std::nullopt;
+        dir = dir.parent_path();
+    }
+}
+
+std::optional<Project> Project::discover(const fs::path& explicit_file) {
+    if (!explicit_file.empty()) {
+        std::error_code ec;
+        if (!fs::is_regular_file(explicit_file, ec))
+            throw ConfigError("project file does not exist", explicit_file.string());
+        return load(explicit_file);
+    }
+    std::error_code ec;
+    const fs::path cwd = fs::current_path(ec);
+    if (ec)
+        return std::nullopt;
+    if (const auto found = find(cwd))
+        return load(*found);
+    return std::nullopt;
+}
+
+std::vector<fs::path> shape_files_beside(const fs::path& dir) {
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.is_regular_file() && e.path().extension() == ".toml" &&
+            !e.path().filename().string().ends_with(".sweep.toml"))
+            files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+} // namespace kjit

@@ -1,0 +1,57 @@
+#pragma once
+// kjit.toml: a project's kernel directory, extra include directories, shape and sweep files,
+// digest baselines, tuned table and target arches. Found by walking up from the working
+// directory, as git and cargo find theirs; every path in it is relative to its directory.
+
+#include "core/diagnostic.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kjit {
+
+/// The project file's name.
+inline constexpr const char* kProjectFileName = "kjit.toml";
+
+/// A path a project file names: resolved against the file's directory, with where it is written.
+struct ProjectPath {
+    std::filesystem::path path; ///< the project directory joined with `text`, normalized
+    std::string text;           ///< as written
+    SourceLocation where;       ///< where the value is written
+};
+
+/// A parsed kjit.toml.
+struct Project {
+    std::filesystem::path file;          ///< the file read, absolute
+    std::optional<ProjectPath> kernels;  ///< `kernels`: the kernel source directory
+    std::vector<ProjectPath> include_dirs; ///< `include_dirs`: extra -I, keyed by content
+    std::vector<ProjectPath> shape_files;  ///< `shape_files`: production define sets
+    std::vector<ProjectPath> sweep_files;  ///< `sweep_files`: what `kjit sweep` runs
+    std::optional<ProjectPath> baselines;  ///< `baselines`: the digest baselines' directory
+    std::optional<ProjectPath> tuned;      ///< `tuned`: the tuned table's file
+    std::vector<std::string> archs;        ///< `archs`: target architectures ("sm_90")
+
+    /// Parses `file`; ConfigError at file:line:col for a syntax error, an unknown key, a wrong
+    /// type, a bad arch, or a kernel directory, include directory, shape or sweep file that
+    /// does not exist.
+    static Project load(const std::filesystem::path& file);
+    /// The nearest kjit.toml in `start` or a directory above it, or nullopt.
+    static std::optional<std::filesystem::path> find(const std::filesystem::path& start);
+    /// `explicit_file` loaded when given (ConfigError when it does not exist), else the
+    /// project file found from the working directory, else nullopt.
+    static std::optional<Project> discover(const std::filesystem::path& explicit_file = {});
+};
+
+/// `path` as messages show it: relative to the working directory when below it, else as is.
+std::string display_path(const std::filesystem::path& path);
+
+/// "kjit.toml:3" for a location: the file as display_path() shows it, then the line.
+std::string display_location(const SourceLocation& where);
+
+/// The `*.toml` files directly in `dir` that are not sweep files (`*.sweep.toml`), sorted:
+/// the shape files beside a kernel tree when no project or flag names any.
+std::vector<std::filesystem::path> shape_files_beside(const std::filesystem::path& dir);
+
+} // namespace kjit

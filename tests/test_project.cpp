@@ -1,0 +1,312 @@
+// kjit.toml: the project file, the one source precedence, and the refusals that keep a
+// project's CI from passing on input it never read.
+#include "tests/support.hpp"
+
+#include "core/error.hpp"
+#include "core/warnings.hpp"
+#include "jit/define_use.hpp"
+#include "jit/project.hpp"
+#include "jit/shape_check.hpp"
+#include "jit/source_choice.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+using kjit::test::contains;
+using kjit::test::Run;
+using kjit::test::run_kjit_in;
+using kjit::test::TempDir;
+
+void write(const fs::path& path, const std::string& text) {
+    fs::create_directories(path.parent_path());
+    std::ofstream(path) << text;
+}
+
+const char* const kScale = R"(// y = 2 x, one element per thread.
+#ifndef SCALE_BLOCK
+#define SCALE_BLOCK 256
+#endif
+extern "C" __global__ void __launch_bounds__(SCALE_BLOCK)
+scale(float* y, const float* x, int n) {
+    const int i = blockIdx.x * SCALE_BLOCK + threadIdx.x;
+    if (i < n)
+        y[i] = 2.0f * x[i];
+}
+)";
+
+const char* const kModel = R"([shape]
+block = 256
+
+[[kernel]]
+name = "scale_wide"
+source = "scale"
+defines = { SCALE_BLOCK = "${block}" }
+)";
+
+/// A user's project: kjit.toml naming kernels/ and its shape file, one kernel.
+void write_project(const fs::path& root, const std::string& model = kModel) {
+    write(root / "kjit.toml", "# a user's project\n"
+                              "kernels = \"kernels\"\n"
+                              "shape_files = [\"kernels/model.toml\"]\n"
+                              "archs = [\"sm_90\"]\n");
+    write(root / "kernels" / "scale.cu", kScale);
+    write(root / "kernels" / "model.toml", model);
+}
+
+/// Runs kjit in `dir` with a cache of its own, so the runs of this file share no entries.
+Run kjit_in(const fs::path& dir, const std::string& args, const std::string& env = {}) {
+    return run_kjit_in(dir, args,
+                       "KJIT_CACHE_DIR='" + (dir / ".cache").string() + "'" +
+                           (env.empty() ? "" : " " + env));
+}
+
+std::string config_error(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const kjit::ConfigError& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+/// Sets an environment variable for one scope.
+struct ScopedEnv {
+    ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+    ~ScopedEnv() { unsetenv(name_); }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+    const char* name_;
+};
+
+} // namespace
+
+TEST_SUITE("project") {
+
+TEST_CASE("a project file is read with its positions and found from any directory below it") {
+    TempDir dir;
+    write_project(dir.path());
+    fs::create_directories(dir.path() / "src" / "deep");
+    const auto found = kjit::Project::find(dir.path() / "src" / "deep");
+    REQUIRE(found);
+    CHECK(*found == dir.path() / "kjit.toml");
+    const kjit::Project p = kjit::Project::load(*found);
+    REQUIRE(p.kernels);
+    CHECK(p.kernels->path == dir.path() / "kernels");
+    CHECK(p.kernels->text == "kernels");
+    CHECK(p.kernels->where.line == 2);
+    CHECK(p.kernels->where.column == 11);
+    REQUIRE(p.shape_files.size() == 1);
+    CHECK(p.shape_files[0].path == dir.path() / "kernels" / "model.toml");
+    CHECK(p.archs == std::vector<std::string>{"sm_90"});
+    CHECK_FALSE(kjit::Project::find(fs::temp_directory_path()));
+}
+
+TEST_CASE("a project file with a mistake is an error at its file:line:col") {
+    TempDir dir;
+    write(dir.path() / "kernels" / "scale.cu", kScale);
+    const auto error_of = [&](const std::string& text) {
+        write(dir.path() / "kjit.toml", text);
+        return config_error([&] { (void)kjit::Project::load(dir.path() / "kjit.toml"); });
+    };
+    CHECK(contains(error_of("kernels = \"kernels\"\nkernel_dirs = [\"x\"]\n"),
+                   "kjit.toml:2:1: error: unknown key 'kernel_dirs' in the project file"));
+    CHECK(contains(error_of("kernels = \"kernls\"\n"),
+                   "kjit.toml:1:11: error: 'kernels' names kernls, which is not a directory"));
+    CHECK(contains(error_of("kernels = \"kernels\"\nshape_files = [\"nope.toml\"]\n"),
+                   "kjit.toml:2:16: error: 'shape_files' names nope.toml, which is not a file"));
+    CHECK(contains(error_of("archs = [\"sm90\"]\n"),
+                   "kjit.toml:1:10: error: 'sm90' is not a target architecture"));
+    CHECK(contains(error_of("kernels = \"kernels\n"), "kjit.toml:1:"));
+    CHECK(contains(error_of("kernels = 3\n"), "kjit.toml:1:11: error: 'kernels' must be a string"));
+}
+
+TEST_CASE("one precedence: flag, then KJIT_KERNEL_DIR, then the project file, then embedded") {
+    TempDir dir;
+    write_project(dir.path());
+    const kjit::Project p = kjit::Project::load(dir.path() / "kjit.toml");
+    const auto flags_with = [](const std::string& kernel_dir) {
+        kjit::Environment env;
+        if (!kernel_dir.empty())
+            env["KJIT_KERNEL_DIR"] = kernel_dir;
+        return kjit::builtin_flags().resolve(env);
+    };
+    kjit::SourceChoice c = kjit::choose_sources("a/", flags_with("/e"), &p);
+    CHECK(c.origin == kjit::SourceOrigin::flag);
+    CHECK(c.text == "--src a/");
+    c = kjit::choose_sources("", flags_with("/e"), &p);
+    CHECK(c.origin == kjit::SourceOrigin::environment);
+    CHECK(c.text == "KJIT_KERNEL_DIR=/e/");
+    c = kjit::choose_sources("", flags_with(""), &p);
+    CHECK(c.origin == kjit::SourceOrigin::project);
+    CHECK(c.dir == dir.path() / "kernels");
+    CHECK(contains(c.text, "kjit.toml:2 kernels/"));
+    c = kjit::choose_sources("", flags_with(""), nullptr);
+    CHECK(c.origin == kjit::SourceOrigin::embedded);
+    CHECK(c.text == "embedded");
+    CHECK(contains(config_error([&] { kjit::require_sources_on_disk(c, "kjit lint"); }),
+                   "kjit lint reads kernel sources on disk and has none: no kjit.toml in "));
+}
+
+TEST_CASE("a shape file naming a kernel the sources lack is an error at its source key") {
+    TempDir dir;
+    write_project(dir.path(), "[[kernel]]\nname = \"wide\"\nsource = \"scael\"\n");
+    const kjit::SourceSet set = kjit::SourceSet::from_directory(dir.path() / "kernels");
+    const std::string e = config_error([&] {
+        (void)kjit::load_checked_shape_file(dir.path() / "kernels" / "model.toml", set);
+    });
+    CHECK(contains(e, "model.toml:3:10: error: kernel 'wide' names source 'scael', which is no "
+                      "kernel of the sources; did you mean 'scale'? (known: scale)"));
+}
+
+TEST_CASE("an injected define the source never names is found by a text check") {
+    TempDir dir;
+    write(dir.path() / "k.cu", "// SPLITK in a comment does not count\n"
+                               "#include \"k.cuh\"\n"
+                               "#ifndef SPLIT_K\n#define SPLIT_K 4\n#endif\n"
+                               "const char* s = \"SPLITK\";\n"
+                               "extern \"C\" __global__ void k() {}\n");
+    write(dir.path() / "k.cuh", "#define FROM_HEADER 1\n");
+    const kjit::SourceSet set = kjit::SourceSet::from_directory(dir.path());
+    const auto unread = kjit::unread_defines(
+        set, set.kernel("k"), {{"SPLITK", "8"}, {"SPLIT_K", "8"}, {"FROM_HEADER", "2"}});
+    REQUIRE(unread.size() == 1);
+    CHECK(unread[0].name == "SPLITK");
+    CHECK(unread[0].nearest == std::vector<std::string>{"SPLIT_K"});
+}
+
+TEST_CASE("Engine::prepare refuses an unread define at its shape file position, or warns") {
+    TempDir dir;
+    write_project(dir.path(), "[[kernel]]\nname = \"wide\"\nsource = \"scale\"\n"
+                              "defines = { SCALE_BLOK = 256 }\n");
+    const kjit::ShapeFile file = kjit::ShapeFile::load(dir.path() / "kernels" / "model.toml");
+    kjit::EngineOptions options;
+    options.cache.use_disk = false;
+    {
+        kjit::Engine engine(nullptr, options, kjit::SourceProvider(dir.path() / "kernels"));
+        const auto rows = engine.prepare(file.shape, file.kernels);
+        REQUIRE(rows.size() == 1);
+        REQUIRE(rows[0].error);
+        CHECK(contains(config_error([&] { std::rethrow_exception(rows[0].error); }),
+                       "model.toml:4:13: error: kernel 'wide': define SCALE_BLOK is never read "
+                       "by " +
+                           (dir.path() / "kernels" / "scale.cu").string() +
+                           " or the files it includes; did you mean SCALE_BLOCK?"));
+    }
+    ScopedEnv allow("KJIT_ALLOW_UNREAD_DEFINES", "1");
+    std::vector<kjit::Diagnostic> warnings;
+    const auto previous =
+        kjit::set_warning_sink([&](const kjit::Diagnostic& d) { warnings.push_back(d); });
+    kjit::Engine engine(nullptr, options, kjit::SourceProvider(dir.path() / "kernels"));
+    const auto rows = engine.prepare(file.shape, file.kernels);
+    kjit::set_warning_sink(previous);
+    REQUIRE(rows.size() == 1);
+    CHECK_FALSE(rows[0].error);
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].severity == kjit::Severity::warning);
+    CHECK(warnings[0].line == 4);
+    CHECK(contains(warnings[0].message, "define SCALE_BLOK is never read"));
+}
+
+TEST_CASE("verbs that read files on disk exit 2 outside any project; compiling verbs say embedded") {
+    TempDir dir; // under the system temp directory: no kjit.toml above it
+    for (const char* verb : {"lint", "sig", "fresh", "audit", "sweep x.sweep.toml"}) {
+        const Run r = kjit_in(dir.path(), verb);
+        INFO(verb << ": " << r.out);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, "reads kernel sources on disk and has none: no kjit.toml in "));
+    }
+    const Run r = kjit_in(dir.path(), "compile rms_norm");
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "sources: embedded\n"));
+}
+
+TEST_CASE("every verb inside a project reads its kernels and says so") {
+    TempDir dir;
+    write_project(dir.path());
+    fs::create_directories(dir.path() / "sub");
+    Run r = kjit_in(dir.path() / "sub", "compile scale");
+    INFO(r.out);
+    CHECK(r.code == 0);
+    // A project file above the working directory is shown by its absolute path.
+    CHECK(contains(r.out, "sources: " + (dir.path() / "kjit.toml").string() + ":2 kernels/\n"));
+    r = kjit_in(dir.path(), "audit");
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "sources: kjit.toml:2 kernels/\n"));
+    CHECK(contains(r.out, "  ok    scale_wide       sm_90"));
+    CHECK(contains(r.out, "SCALE_BLOCK=256"));
+    CHECK(contains(r.out, "fresh: skipped (this binary embeds no copy of kernels/)"));
+    r = kjit_in(dir.path(), "lint");
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "sources: kjit.toml:2 kernels/\n"));
+    r = kjit_in(dir.path(), "fresh");
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, "kjit fresh: this kjit embeds no copy of kernels/ (its embedded kernels "
+                          "are kjit's own): name the binaries to compare with the sources, "
+                          "--binary APP"));
+    r = kjit_in(dir.path(), "fresh --binary " + std::string(KJIT_BINARY));
+    CHECK(contains(r.out, "only the binaries' build times are compared"));
+    r = kjit_in(dir.path(), "specialize");
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "kjit specialize kernels/model.toml: 1 kernel(s)"));
+    // --src and KJIT_KERNEL_DIR come before the project file; --project names another one.
+    r = kjit_in(dir.path(), "compile rms_norm --src " + std::string(KJIT_SOURCE_DIR) + "/kernel_src");
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "sources: --src " KJIT_SOURCE_DIR "/kernel_src/\n"));
+    r = kjit_in(dir.path(), "compile rms_norm", "KJIT_KERNEL_DIR=" KJIT_SOURCE_DIR "/kernel_src");
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "sources: KJIT_KERNEL_DIR=" KJIT_SOURCE_DIR "/kernel_src/\n"));
+    TempDir outside;
+    r = kjit_in(outside.path(), "lint --project " + (dir.path() / "kjit.toml").string());
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, (dir.path() / "kjit.toml").string() + ":2 kernels/\n"));
+}
+
+TEST_CASE("a broken shape or project file stops every verb at its file:line:col with exit 2") {
+    const std::vector<std::pair<std::string, std::string>> broken = {
+        {"[[kernel]]\nname = \"w\"\nsource = \"scale\"\ndefine = { SCALE_BLOCK = 1 }\n",
+         "kernels/model.toml:4:1: error: unknown key 'define' in [[kernel]]; did you mean "
+         "'defines'?"},
+        {"[[kernel]]\nname = \"w\"\nsource = \"scael\"\n",
+         "kernels/model.toml:3:10: error: kernel 'w' names source 'scael', which is no kernel"},
+        {"[[kernel]]\nname = \"w\"\nsource = \"scale\"\ndefines = { SCALE_BLOCK = \"${blk}\" }\n",
+         "kernels/model.toml:4:27: error: kernel 'w': define SCALE_BLOCK names shape entry "
+         "'blk', which the shape lacks"},
+        {"[[kernel]\nname = \"w\"\n", "kernels/model.toml:1:"},
+    };
+    for (const auto& [model, message] : broken) {
+        TempDir dir;
+        write_project(dir.path(), model);
+        for (const char* verb : {"audit", "lint", "specialize", "check"}) {
+            const Run r = kjit_in(dir.path(), verb);
+            INFO(verb << ": " << r.out);
+            CHECK(r.code == 2);
+            CHECK(contains(r.out, message));
+        }
+    }
+    TempDir dir;
+    write_project(dir.path());
+    write(dir.path() / "kjit.toml", "kernels = \"kernels\"\nshape_file = []\n");
+    for (const char* verb : {"audit", "lint", "compile scale", "specialize x.toml"}) {
+        const Run r = kjit_in(dir.path(), verb);
+        INFO(verb << ": " << r.out);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, "kjit.toml:2:1: error: unknown key 'shape_file' in the project "
+                              "file; did you mean 'shape_files'?"));
+    }
+    // --shape-file names a shape file on every verb that reads them.
+    write(dir.path() / "kjit.toml", "kernels = \"kernels\"\n");
+    write(dir.path() / "other" / "bad.toml", "[[kernel]]\nname = \"w\"\nsource = \"nope\"\n");
+    const Run r = kjit_in(dir.path(), "audit --shape-file other/bad.toml");
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, "other/bad.toml:3:10: error: kernel 'w' names source 'nope'"));
+}
+
+} // TEST_SUITE
