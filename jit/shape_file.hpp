@@ -35,9 +35,13 @@ struct KernelSpec {
     SourceLocation where{};
     /// Where each define is written, by define name (empty for a spec declared in code).
     std::map<std::string, DefineSource> define_sources{};
+    /// Template instantiations to compile, as NVRTC name expressions ("scale<128, float>");
+    /// Engine::function finds each by this spelling.
+    std::vector<std::string> instantiations{};
 };
 
-/// A shape file: `[shape]` with integers, and `[[kernel]]` tables with name, source, defines.
+/// A shape file: `[shape]` with integers, and `[[kernel]]` tables with name, source, defines,
+/// fallback and instantiations.
 struct ShapeFile {
     ModelShape shape;
     std::vector<KernelSpec> kernels;
