@@ -21,6 +21,7 @@ std::vector<AuditCompile> audit_compiles(const SourceSet& sources,
             for (const std::string& arch : archs) {
                 AuditCompile c{label, {}, {k->kernel_name(), {}}};
                 c.request.options.arch = arch;
+                c.request.options.toolkit_headers = true;
                 c.request.options.defines = defines;
                 c.defines = defines.empty() ? "(defaults)" : c.request.options.defines_text();
                 out.push_back(std::move(c));

@@ -1,6 +1,7 @@
 #include "jit/cache_key.hpp"
 
 #include "jit/compiler.hpp"
+#include "jit/toolkit.hpp"
 
 #include <sys/stat.h>
 
@@ -82,10 +83,12 @@ std::string includes_component(const CompileOptions& options) {
     return out;
 }
 
-std::string toolkit_component(const CompileOptions& options) {
+std::string toolkit_component(const std::vector<std::string>& dirs) {
     std::string out;
-    for (const auto& dir : options.toolkit_include_dirs)
+    for (const auto& dir : dirs) {
+        put(out, dir);
         put(out, toolkit_version(dir));
+    }
     return out;
 }
 
@@ -157,9 +160,12 @@ CacheKey make_cache_key(const SourceSet& sources, std::string_view kernel,
     std::sort(flags.begin(), flags.end());
     for (const auto& f : flags)
         put(parts[KeyComponents::options], f);
+    // Name expressions in the order given: it is the order NVRTC instantiates them in.
+    for (const auto& e : options.name_expressions)
+        put(parts[KeyComponents::options], "name-expression=" + e);
     put(parts[KeyComponents::arch], options.arch);
     parts[KeyComponents::includes] = includes_component(options);
-    parts[KeyComponents::toolkit] = toolkit_component(options);
+    parts[KeyComponents::toolkit] = toolkit_component(toolkit_dirs_for(options, sources, file));
     put(parts[KeyComponents::nvrtc], std::to_string(nvrtc));
     put(parts[KeyComponents::format], std::to_string(format));
 

@@ -13,8 +13,10 @@ namespace kjit {
 
 /// Bumped whenever the key encoding or the disk entry layout changes (2: every value of the
 /// entry's meta is escaped, as jit/compile_record.hpp writes it; 3: the headers a kernel can
-/// include, the content of extra include directories, the toolkit's version).
-inline constexpr int kCacheFormatVersion = 3;
+/// include, the content of extra include directories, the toolkit's version; 4: each entry
+/// point's parameter types and each name expression's lowered name in the meta, the name
+/// expressions and the default toolkit directories in the key).
+inline constexpr int kCacheFormatVersion = 4;
 
 /// What a compile's key is made of, one hash per component, so that `kjit cache why` can
 /// say which component differs between two requests. `source`: the kernel's name and text;

@@ -1,6 +1,7 @@
 #include "jit/compile_options.hpp"
 
 #include "core/error.hpp"
+#include "jit/toolkit.hpp"
 
 #include <cctype>
 #include <filesystem>
@@ -25,6 +26,12 @@ std::vector<std::string> CompileOptions::argv() const {
         out.push_back("-D" + name + "=" + value);
     out.insert(out.end(), extra.begin(), extra.end());
     return out;
+}
+
+std::vector<std::string> CompileOptions::toolkit_dirs() const {
+    if (!toolkit_include_dirs.empty() || !toolkit_headers)
+        return toolkit_include_dirs;
+    return default_toolkit_include_dirs();
 }
 
 std::string CompileOptions::defines_text() const {

@@ -21,10 +21,21 @@ struct CompileOptions {
     /// -I after include_dirs: the CUDA toolkit's own include directories (<cuda_bf16.h>,
     /// <cub/...>); the cache key covers the toolkit's version, found beside them.
     std::vector<std::string> toolkit_include_dirs;
+    /// With toolkit_include_dirs empty, search default_toolkit_include_dirs() (jit/toolkit.hpp)
+    /// after include_dirs when the kernel includes a header its set lacks and they hold
+    /// (toolkit_dirs_for). Off for a bare compile(); the Engine, the audit and the kjit verbs
+    /// turn it on.
+    bool toolkit_headers = false;
+    /// NVRTC name expressions ("scale<128, float>"): each template instantiation is compiled
+    /// and its lowered (mangled) name kept; the cache key covers them.
+    std::vector<std::string> name_expressions;
     std::vector<std::string> extra;        ///< passed through verbatim, after the others
 
     /// The NVRTC flags, in a fixed order (defines sorted by name).
     [[nodiscard]] std::vector<std::string> argv() const;
+    /// The toolkit include directories the compile searches: toolkit_include_dirs, else the
+    /// default ones under toolkit_headers.
+    [[nodiscard]] std::vector<std::string> toolkit_dirs() const;
     /// "NAME=VALUE NAME=VALUE" or "(none)".
     [[nodiscard]] std::string defines_text() const;
     /// Refuses what NVRTC would take silently or misread, as ConfigError: an arch that is not

@@ -91,9 +91,11 @@ void put_options(Writer& w, const CompileOptions& o) {
     w.str(o.arch);
     w.str(o.std);
     put_defines(w, o.defines);
-    w.u64((o.fmad ? 1 : 0) | (o.fast_math ? 2 : 0) | (o.lineinfo ? 4 : 0) | (o.ptx ? 8 : 0));
+    w.u64((o.fmad ? 1 : 0) | (o.fast_math ? 2 : 0) | (o.lineinfo ? 4 : 0) | (o.ptx ? 8 : 0) |
+          (o.toolkit_headers ? 16 : 0));
     put_strings(w, o.include_dirs);
     put_strings(w, o.toolkit_include_dirs);
+    put_strings(w, o.name_expressions);
     put_strings(w, o.extra);
 }
 CompileOptions get_options(Reader& r) {
@@ -106,8 +108,10 @@ CompileOptions get_options(Reader& r) {
     o.fast_math = flags & 2;
     o.lineinfo = flags & 4;
     o.ptx = flags & 8;
+    o.toolkit_headers = flags & 16;
     o.include_dirs = get_strings(r);
     o.toolkit_include_dirs = get_strings(r);
+    o.name_expressions = get_strings(r);
     o.extra = get_strings(r);
     return o;
 }

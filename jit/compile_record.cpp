@@ -97,6 +97,10 @@ std::string kernel_meta(const CompiledKernel& c) {
     line(out, "nvrtc", std::to_string(nvrtc_version()));
     line(out, "compile_ms", std::to_string(c.compile_ms));
     line(out, "log", c.log);
+    for (const EntryParams& e : c.entries)
+        line(out, "entry", encode_entry_params(e));
+    for (const auto& [expression, lowered] : c.lowered_names)
+        line(out, "lowered", lowered + " " + expression);
     return out;
 }
 
@@ -112,6 +116,13 @@ CompiledKernel kernel_from_meta(std::string_view meta, std::string cubin, std::s
     c.ptx = std::move(ptx);
     c.log = unescape_meta(meta_value(meta, "log"));
     c.compile_ms = std::strtod(meta_value(meta, "compile_ms").c_str(), nullptr);
+    for (const std::string& e : meta_values(meta, "entry"))
+        if (auto params = decode_entry_params(e))
+            c.entries.push_back(std::move(*params));
+    // "LOWERED EXPRESSION": a lowered name has no space, an expression may.
+    for (const std::string& l : meta_values(meta, "lowered"))
+        if (const auto space = l.find(' '); space != std::string::npos)
+            c.lowered_names[l.substr(space + 1)] = l.substr(0, space);
     return c;
 }
 

@@ -18,8 +18,9 @@ std::string unescape_meta(std::string_view escaped);
 /// Every value of `name` in `meta`, unescaped, in order (a key may repeat).
 std::vector<std::string> meta_values(std::string_view meta, std::string_view name);
 
-/// A compiled kernel's record: kernel, path, arch, defines, source_hash, nvrtc, compile_ms, log
-/// (the machine code travels beside it).
+/// A compiled kernel's record: kernel, path, arch, defines, source_hash, nvrtc, compile_ms, log,
+/// each entry point's parameter types, each name expression's lowered name (the machine code
+/// travels beside it).
 std::string kernel_meta(const CompiledKernel& kernel);
 /// The kernel a record describes, with its machine code and PTX; `options` are the request's
 /// (the record shows them to people, it does not restore them).

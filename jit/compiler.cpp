@@ -1,5 +1,7 @@
 #include "jit/compiler.hpp"
 
+#include "jit/toolkit.hpp"
+
 #include <nvrtc.h>
 
 #include <algorithm>
@@ -50,6 +52,15 @@ class NvrtcProgram {
 };
 
 } // namespace
+
+const EntryParams* CompiledKernel::entry(std::string_view name) const {
+    const auto lowered = lowered_names.find(std::string(name));
+    const std::string_view exported = lowered == lowered_names.end() ? name : lowered->second;
+    for (const EntryParams& e : entries)
+        if (e.entry == exported)
+            return &e;
+    return nullptr;
+}
 
 int nvrtc_version() {
     int major = 0, minor = 0;
@@ -135,7 +146,13 @@ CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
         throw ConfigError("the kernel source is empty: there is nothing to compile", file.path);
     const auto start = std::chrono::steady_clock::now();
     NvrtcProgram prog(file, sources.includable(file));
+    for (const std::string& expression : options.name_expressions)
+        check(nvrtcAddNameExpression(prog.get(), expression.c_str()), "nvrtcAddNameExpression",
+              file.path + ": " + expression);
     std::vector<std::string> args = options.argv();
+    if (options.toolkit_include_dirs.empty())
+        for (const std::string& dir : toolkit_dirs_for(options, sources, file))
+            args.push_back("-I" + dir);
     // NVRTC would add the directory of the program's name, and the current directory for a bare
     // name, to the include path: the kernel then reads only the headers it was given.
     args.insert(args.begin() + 1, "--no-source-include");
@@ -166,12 +183,21 @@ CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
     if (out.cubin.empty()) // never handed on, cached or served: there is nothing to load
         throw Error("nvrtcGetCUBIN: NVRTC returned an empty CUBIN for " + file.path + " (" +
                     options.arch + ")");
-    if (options.ptx) {
-        check(nvrtcGetPTXSize(prog.get(), &n), "nvrtcGetPTXSize", file.path);
-        out.ptx.resize(n);
-        check(nvrtcGetPTX(prog.get(), out.ptx.data()), "nvrtcGetPTX", file.path);
-        if (!out.ptx.empty() && out.ptx.back() == '\0')
-            out.ptx.pop_back();
+    // The PTX is there beside the CUBIN (NVRTC compiles through it): reading it costs well
+    // under a millisecond, and it is the only output that tells an int from a float parameter.
+    check(nvrtcGetPTXSize(prog.get(), &n), "nvrtcGetPTXSize", file.path);
+    std::string ptx(n, '\0');
+    check(nvrtcGetPTX(prog.get(), ptx.data()), "nvrtcGetPTX", file.path);
+    if (!ptx.empty() && ptx.back() == '\0')
+        ptx.pop_back();
+    out.entries = parse_ptx_entries(ptx);
+    if (options.ptx)
+        out.ptx = std::move(ptx);
+    for (const std::string& expression : options.name_expressions) {
+        const char* lowered = nullptr;
+        check(nvrtcGetLoweredName(prog.get(), expression.c_str(), &lowered),
+              "nvrtcGetLoweredName", file.path + ": " + expression);
+        out.lowered_names[expression] = lowered;
     }
     out.compile_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)

@@ -2,8 +2,10 @@
 
 #include "jit/compile_options.hpp"
 #include "jit/error.hpp"
+#include "jit/kernel_params.hpp"
 #include "jit/sources.hpp"
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +22,15 @@ struct CompiledKernel {
     std::string ptx;          ///< only when options.ptx
     std::string log;          ///< warnings, locations rewritten to repo paths
     double compile_ms = 0;
+    /// Every entry point and its parameter types, read from the PTX of this compile.
+    std::vector<EntryParams> entries;
+    /// Each of options.name_expressions and its lowered name: "scale<128, float>" ->
+    /// "_Z5scaleILi128EfEvPT0_S0_i".
+    std::map<std::string, std::string> lowered_names;
+
+    /// The parameters of entry point `name` (an exported name or a name expression), or
+    /// nullptr when the kernel has no such entry.
+    [[nodiscard]] const EntryParams* entry(std::string_view name) const;
 };
 
 /// NVRTC's version as major*1000 + minor*10 (13.0 -> 13000), like CUDA_VERSION.

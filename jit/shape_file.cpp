@@ -42,7 +42,7 @@ void read_defines(const TomlNode& node, KernelSpec& spec) {
 
 /// One `[[kernel]]`; `fallback_at` gets where its fallback is named.
 KernelSpec read_kernel(const TomlTable& t, SourceLocation& fallback_at) {
-    t.only_keys({"name", "source", "defines", "fallback"}, "[[kernel]]");
+    t.only_keys({"name", "source", "defines", "fallback", "instantiations"}, "[[kernel]]");
     KernelSpec spec;
     spec.where = t.where();
     if (const auto n = t.get("name")) {
@@ -59,6 +59,8 @@ KernelSpec read_kernel(const TomlTable& t, SourceLocation& fallback_at) {
     }
     if (const auto n = t.get("defines"))
         read_defines(*n, spec);
+    if (const auto n = t.get("instantiations"))
+        spec.instantiations = n->strings("instantiations");
     if (spec.name.empty())
         t.fail("[[kernel]] needs 'name'");
     if (spec.source.empty())

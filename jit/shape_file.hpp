@@ -37,9 +37,13 @@ struct KernelSpec {
     std::map<std::string, DefineSource> define_sources{};
     /// Where `source` is written (its `name` when `source` is left out; no path: in code).
     SourceLocation source_where{};
+    /// Template instantiations to compile, as NVRTC name expressions ("scale<128, float>");
+    /// Engine::function finds each by this spelling.
+    std::vector<std::string> instantiations{};
 };
 
-/// A shape file: `[shape]` with integers, and `[[kernel]]` tables with name, source, defines.
+/// A shape file: `[shape]` with integers, and `[[kernel]]` tables with name, source, defines,
+/// fallback and instantiations.
 struct ShapeFile {
     ModelShape shape;
     std::vector<KernelSpec> kernels;

@@ -38,21 +38,27 @@ LaunchConfig enqueue_case(const CasePlan& plan, std::span<const Function* const>
         const std::size_t n = step.params.size();
         std::array<void*, kInline> inline_params{};
         std::array<std::size_t, kInline> inline_sizes{}, inline_aligns{};
+        std::array<ArgKind, kInline> inline_kinds{};
         std::vector<void*> heap_params;
         std::vector<std::size_t> heap_sizes, heap_aligns;
+        std::vector<ArgKind> heap_kinds;
         void** params = inline_params.data();
         std::size_t* sizes = inline_sizes.data();
         std::size_t* aligns = inline_aligns.data();
+        ArgKind* kinds = inline_kinds.data();
         if (n > kInline) {
             heap_params.resize(n);
             heap_sizes.resize(n);
             heap_aligns.resize(n);
+            heap_kinds.resize(n);
             params = heap_params.data();
             sizes = heap_sizes.data();
             aligns = heap_aligns.data();
+            kinds = heap_kinds.data();
         }
         for (std::size_t i = 0; i < n; ++i) {
             const ParamRef& r = step.params[i];
+            kinds[i] = param_kind(plan, r);
             if (r.scalar) {
                 const ScalarSpec& sc = plan.scalars[r.index];
                 params[i] = const_cast<std::byte*>(sc.bytes.data());
@@ -65,7 +71,8 @@ LaunchConfig enqueue_case(const CasePlan& plan, std::span<const Function* const>
         }
         last = step.config(stream);
         functions[s]->launch_packed(last, params, std::span<const std::size_t>(sizes, n),
-                                    std::span<const std::size_t>(aligns, n), step.signature);
+                                    std::span<const std::size_t>(aligns, n), step.signature,
+                                    std::span<const ArgKind>(kinds, n));
     }
     return last;
 }

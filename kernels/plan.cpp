@@ -54,7 +54,7 @@ const ScalarSpec* CasePlan::find_scalar(std::string_view name) const {
 
 namespace {
 
-/// One token per list of parameter sizes: the first launch with a token checks the list.
+/// One token per list of parameter sizes and kinds: the first launch with a token checks it.
 const void* signature_token(const std::string& sizes) {
     static std::mutex m;
     static std::set<std::string> interned;
@@ -408,7 +408,8 @@ CasePlan ContractPlanner::plan(const ShapeValues& shape, DType dtype, const Defi
         sp.params = e.params;
         std::string sizes;
         for (const ParamRef& r : sp.params)
-            sizes += std::to_string(r.scalar ? p.scalars[r.index].size : sizeof(CUdeviceptr)) + ",";
+            sizes += std::to_string(r.scalar ? p.scalars[r.index].size : sizeof(CUdeviceptr)) +
+                     static_cast<char>('0' + static_cast<int>(param_kind(p, r))) + ",";
         sp.signature = signature_token(sizes);
         p.steps.push_back(std::move(sp));
     }
@@ -420,6 +421,25 @@ CasePlan ContractPlanner::plan(const ShapeValues& shape, DType dtype, const Defi
 CasePlan plan_case(const KernelContract& contract, const ShapeValues& shape, DType dtype,
                    const Defines& defines, const LaunchValues& launch) {
     return ContractPlanner(contract).plan(shape, dtype, defines, launch);
+}
+
+ArgKind param_kind(const CasePlan& plan, const ParamRef& ref) {
+    if (!ref.scalar)
+        return ArgKind::pointer; // a CUdeviceptr
+    switch (plan.scalars[ref.index].type) {
+    case ArgType::f32:
+    case ArgType::f64:
+        return ArgKind::floating;
+    case ArgType::i32:
+    case ArgType::u32:
+    case ArgType::i64:
+    case ArgType::u64:
+        return ArgKind::integer;
+    case ArgType::dtype:
+    case ArgType::bf16:
+        break;
+    }
+    return ArgKind::other; // checked by size alone
 }
 
 } // namespace kjit

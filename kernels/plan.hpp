@@ -129,4 +129,9 @@ class ContractPlanner {
 CasePlan plan_case(const KernelContract& contract, const ShapeValues& shape, DType dtype,
                    const Defines& defines = {}, const LaunchValues& launch = {});
 
+/// The kind of a step's parameter as the contract declares it: a buffer is a pointer, an f32 or
+/// f64 scalar floating point, an integer scalar an integer. The first launch compares it with
+/// the kernel's parameter types from the PTX (Function::param_types).
+ArgKind param_kind(const CasePlan& plan, const ParamRef& ref);
+
 } // namespace kjit

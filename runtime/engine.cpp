@@ -12,6 +12,8 @@ struct Engine::Loaded {
     std::string key;
     Module module;
     std::unordered_map<std::string, Function, StringHash, std::equal_to<>> functions;
+    /// Name expression -> lowered name, for the spec's instantiations.
+    std::map<std::string, std::string, std::less<>> lowered;
 };
 
 namespace {
@@ -75,10 +77,12 @@ std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
             try {
                 CompileOptions options;
                 options.arch = arch_;
+                options.toolkit_headers = true;
                 options.defines = resolve_defines(specs[i], shape);
                 check_defines_read(*sources, row.source, specs[i], options.defines);
                 for (const auto& dir : sources_.include_dirs())
                     options.include_dirs.push_back(dir.string());
+                options.name_expressions = specs[i].instantiations;
                 flags_.apply_to(options.defines);
                 row.defines = options.defines_text();
                 row.key = make_cache_key(*sources, row.source, options).hex();
@@ -113,10 +117,14 @@ std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
             const auto start = std::chrono::steady_clock::now();
             Module module = Module::load(*context_, s.compiled->cubin, row.name);
             std::unordered_map<std::string, Function, StringHash, std::equal_to<>> functions;
-            for (Function& f : module.functions())
+            for (Function& f : module.functions()) {
+                if (const EntryParams* e = s.compiled->entry(f.name()))
+                    f.set_param_types(e->params);
                 functions.emplace(f.name(), std::move(f));
+            }
             loaded[request_row[r]] = std::make_shared<const Loaded>(
-                Loaded{row.key, std::move(module), std::move(functions)});
+                Loaded{row.key, std::move(module), std::move(functions),
+                       {s.compiled->lowered_names.begin(), s.compiled->lowered_names.end()}});
             row.load_ms = ms_since(start);
         } catch (...) {
             row.error = std::current_exception();
@@ -169,10 +177,18 @@ const Function& Engine::function(std::string_view name, std::string_view entry) 
     if (it == by_name_.end())
         throw NotFoundError("no prepared kernel named '" + std::string(name) +
                             "' (prepare it with Engine::prepare first)");
-    const auto f = it->second->functions.find(entry);
-    if (f == it->second->functions.end())
+    const Loaded& loaded = *it->second;
+    auto f = loaded.functions.find(entry);
+    if (f == loaded.functions.end())
+        if (const auto lowered = loaded.lowered.find(entry); lowered != loaded.lowered.end())
+            f = loaded.functions.find(lowered->second);
+    if (f == loaded.functions.end())
         throw NotFoundError("prepared kernel '" + std::string(name) + "' has no entry point '" +
-                            std::string(entry) + "'");
+                            std::string(entry) + "'" +
+                            (entry.find('<') == std::string_view::npos
+                                 ? std::string()
+                                 : " (a template instantiation is compiled when the kernel's "
+                                   "spec lists it in 'instantiations')"));
     return f->second;
 }
 

@@ -75,8 +75,10 @@ class Engine {
     std::vector<PrepareRow> prepare(const ModelShape& shape, std::span<const KernelSpec> specs,
                                     const CompileProgress& progress = {});
 
-    /// The entry point `entry` of prepared kernel `name`; NotFoundError when either is
-    /// unknown. With a source override, re-prepares first when a source changed on disk.
+    /// The entry point `entry` of prepared kernel `name`: an exported name ("rms_norm") or one
+    /// of the spec's instantiations ("gemm_kernel<128, float>"); NotFoundError when either is
+    /// unknown. The function carries its parameter types (Function::param_types). With a
+    /// source override, re-prepares first when a source changed on disk.
     /// The reference stays valid for the engine's lifetime, also across re-prepares.
     const Function& function(std::string_view name, std::string_view entry);
 

@@ -37,6 +37,7 @@ struct FunctionState {
     std::array<std::atomic<std::uint64_t>, kCoresidentSlots> coresident{};
     std::atomic<unsigned> coresident_next{0};
     std::atomic<int> sm_count{0}; ///< the device's, read on the first cooperative launch
+    std::vector<ParamType> params; ///< from the compile's PTX; empty when unknown
 };
 } // namespace detail
 
@@ -49,6 +50,18 @@ std::string layout_text(const std::vector<std::pair<std::size_t, std::size_t>>& 
         s += (i ? ", " : "") + std::to_string(i) + ": " + std::to_string(layout[i].second) +
              " B @" + std::to_string(layout[i].first);
     return "(" + s + ")";
+}
+
+/// True when an argument of kind `a` may be passed for parameter `p` (sizes checked apart).
+/// PTX spells a pointer as a .u64 and the driver's pointers (CUdeviceptr) are integers, so
+/// integers and pointers pass for each other; floating point passes only for floating point;
+/// an aggregate parameter and a class-type argument are checked by size alone.
+bool kind_fits(const ParamType& p, ArgKind a) {
+    if (a == ArgKind::other || p.kind == ParamKind::bytes)
+        return true;
+    if (p.kind == ParamKind::floating)
+        return a == ArgKind::floating;
+    return a != ArgKind::floating;
 }
 
 /// Where the driver places parameters of these sizes and alignments: each at the next
@@ -65,6 +78,20 @@ std::vector<std::pair<std::size_t, std::size_t>> packed_layout(std::span<const s
     return out;
 }
 } // namespace
+
+std::string describe_arg(ArgKind kind, std::size_t size) {
+    switch (kind) {
+    case ArgKind::integer:
+        return std::to_string(size) + "-byte integer";
+    case ArgKind::floating:
+        return std::to_string(size) + "-byte float";
+    case ArgKind::pointer:
+        return "pointer";
+    case ArgKind::other:
+        break;
+    }
+    return std::to_string(size) + "-byte object";
+}
 
 std::string Dim3::str() const {
     return "(" + std::to_string(x) + "," + std::to_string(y) + "," + std::to_string(z) + ")";
@@ -123,6 +150,35 @@ std::vector<std::pair<std::size_t, std::size_t>> Function::param_layout() const 
         layout.emplace_back(offset, size);
     }
     return layout;
+}
+
+const std::vector<ParamType>& Function::param_types() const { return state_->params; }
+
+void Function::set_param_types(std::vector<ParamType> params) {
+    std::lock_guard lock(state_->mutex);
+    state_->params = std::move(params);
+    state_->checked_signature.store(nullptr, std::memory_order_release);
+}
+
+void Function::check_kinds(const LaunchConfig& config, std::span<const std::size_t> sizes,
+                           std::span<const ArgKind> kinds) const {
+    const std::vector<ParamType>& params = state_->params;
+    if (params.empty() || kinds.empty())
+        return;
+    const auto refuse = [&](const std::string& why) {
+        throw LaunchError("launch", CUDA_SUCCESS, state_->name, context(config), why);
+    };
+    if (params.size() != kinds.size())
+        refuse("the kernel takes " + std::to_string(params.size()) + " parameters but " +
+               std::to_string(kinds.size()) + " arguments were passed");
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        const ParamType& p = params[i];
+        if (kind_fits(p, kinds[i]) && sizes[i] == p.size)
+            continue;
+        refuse("argument " + std::to_string(i) + " is a " + describe_arg(kinds[i], sizes[i]) +
+               " but the kernel's parameter " + std::to_string(i) +
+               (p.name.empty() ? "" : " '" + p.name + "'") + " is a " + p.describe());
+    }
 }
 
 std::string Function::context(const LaunchConfig& c) const {
@@ -233,10 +289,12 @@ void Function::check_config(const LaunchConfig& c) const {
 
 void Function::launch_packed(const LaunchConfig& config, void** params,
                              std::span<const std::size_t> sizes,
-                             std::span<const std::size_t> aligns, const void* signature) const {
+                             std::span<const std::size_t> aligns, const void* signature,
+                             std::span<const ArgKind> kinds) const {
     if (state_->checked_signature.load(std::memory_order_acquire) != signature) {
         std::lock_guard lock(state_->mutex);
         check_arguments(config, sizes, aligns);
+        check_kinds(config, sizes, kinds);
         state_->checked_signature.store(signature, std::memory_order_release);
     }
     check_config(config);

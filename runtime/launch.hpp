@@ -1,5 +1,6 @@
 #pragma once
 
+#include "jit/kernel_params.hpp"
 #include "runtime/driver.hpp"
 
 #include <cstddef>
@@ -45,10 +46,29 @@ class LaunchError : public Error {
     std::string kernel;
 };
 
+/// What a host argument is, for the first-launch check against the kernel's parameter types.
+enum class ArgKind : unsigned char { integer, floating, pointer, other };
+
+/// "4-byte float", "8-byte integer", "pointer", "16-byte object".
+std::string describe_arg(ArgKind kind, std::size_t size);
+
 namespace detail {
 /// The address of signature_tag<Args...> identifies an argument-type list.
 template <class... Args> inline constexpr char signature_tag = 0;
 struct FunctionState;
+
+/// The kind of a host argument type: enums and bool count as integers; a class type (a
+/// CUdeviceptr wrapper, __half) is `other` and checked by size alone.
+template <class T> constexpr ArgKind arg_kind() {
+    if constexpr (std::is_floating_point_v<T>)
+        return ArgKind::floating;
+    else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>)
+        return ArgKind::integer;
+    else if constexpr (std::is_pointer_v<T> || std::is_null_pointer_v<T>)
+        return ArgKind::pointer;
+    else
+        return ArgKind::other;
+}
 } // namespace detail
 
 /// A kernel entry point of a loaded Module; valid while the Module lives.
@@ -72,6 +92,12 @@ class Function {
     [[nodiscard]] bool fits(const LaunchConfig& config) const;
     /// Parameter (offset, size) pairs in bytes, from cuFuncGetParamInfo.
     [[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> param_layout() const;
+    /// The kernel's parameter types, from the PTX of its compile (CompiledKernel::entries);
+    /// empty when the function was loaded without them (a bare Module).
+    [[nodiscard]] const std::vector<ParamType>& param_types() const;
+    /// Gives the function its parameter types (and names where known): the first launch of
+    /// each argument-type list then refuses an argument of another kind (a float for an int).
+    void set_param_types(std::vector<ParamType> params);
 
     /// Launches with `args` as the kernel's parameters. The first launch with a given list of
     /// argument types checks it against the kernel's parameter layout; every launch checks
@@ -83,16 +109,20 @@ class Function {
                                              nullptr};
         static constexpr std::size_t sizes[sizeof...(Args) + 1] = {sizeof(Args)..., 0};
         static constexpr std::size_t aligns[sizeof...(Args) + 1] = {alignof(Args)..., 1};
+        static constexpr ArgKind kinds[sizeof...(Args) + 1] = {detail::arg_kind<Args>()...,
+                                                               ArgKind::other};
         launch_packed(config, params, std::span<const std::size_t>(sizes, sizeof...(Args)),
                       std::span<const std::size_t>(aligns, sizeof...(Args)),
-                      &detail::signature_tag<Args...>);
+                      &detail::signature_tag<Args...>,
+                      std::span<const ArgKind>(kinds, sizeof...(Args)));
     }
 
     /// The untyped form of launch(): one pointer per parameter, their sizes and alignments,
-    /// and a token that identifies the argument-type list (checked once per token).
+    /// a token that identifies the argument-type list (checked once per token), and the kind
+    /// of each argument (empty: checked by size alone).
     void launch_packed(const LaunchConfig& config, void** params,
                        std::span<const std::size_t> sizes, std::span<const std::size_t> aligns,
-                       const void* signature) const;
+                       const void* signature, std::span<const ArgKind> kinds = {}) const;
 
     /// "kernel=NAME grid=(..) block=(..) smem=N dev=D sm_XX", the context of every error.
     [[nodiscard]] std::string context(const LaunchConfig& config) const;
@@ -106,6 +136,8 @@ class Function {
     [[nodiscard]] int coresident_per_sm(const LaunchConfig& config) const;
     void check_arguments(const LaunchConfig& config, std::span<const std::size_t> sizes,
                          std::span<const std::size_t> aligns) const;
+    void check_kinds(const LaunchConfig& config, std::span<const std::size_t> sizes,
+                     std::span<const ArgKind> kinds) const;
     CUfunction handle_;
     std::shared_ptr<detail::FunctionState> state_;
 };

@@ -65,6 +65,7 @@ int run_why(const CacheArgs& args) {
     const SourceSet set = args.sources.load();
     CompileOptions options;
     options.arch = args.arch;
+    options.toolkit_headers = true; // as kjit compile and the Engine
     options.include_dirs = args.include_dirs;
     for (const auto& d : args.defines)
         add_define(options.defines, d);

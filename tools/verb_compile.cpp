@@ -17,6 +17,7 @@ struct CompileArgs {
     std::string arch = "sm_90";
     std::vector<std::string> defines;
     std::vector<std::string> include_dirs;
+    std::vector<std::string> names;
     std::string cubin_out, ptx_out;
     bool lineinfo = false, no_fmad = false;
 };
@@ -36,12 +37,14 @@ int run_compile(const CompileArgs& args) {
     const SourceSet set = args.sources.load();
     CompileOptions options;
     options.arch = args.arch;
+    options.toolkit_headers = true;
     options.lineinfo = args.lineinfo;
     options.fmad = !args.no_fmad;
     options.ptx = !args.ptx_out.empty();
     options.include_dirs = args.include_dirs;
     for (const auto& dir : args.sources.choice().include_dirs)
         options.include_dirs.push_back(dir.string());
+    options.name_expressions = args.names;
     for (const auto& d : args.defines)
         add_define(options.defines, d);
     CompileCache cache(args.cache.settings());
@@ -54,6 +57,8 @@ int run_compile(const CompileArgs& args) {
                  c.path.c_str(), s.origin == Origin::disk ? "cached, compiled" : "compiled",
                  c.options.arch.c_str(), c.compile_ms, c.cubin.size(),
                  c.source_hash.hex().c_str(), options.defines_text().c_str(), s.key.hex().c_str());
+    for (const auto& [expression, lowered] : c.lowered_names)
+        std::fprintf(stderr, "  name: %s -> %s\n", expression.c_str(), lowered.c_str());
     if (!c.log.empty())
         std::cerr << c.log << '\n';
     if (!args.cubin_out.empty())
@@ -75,6 +80,10 @@ Action add_compile(CLI::App& app) {
     sub->add_option("-I,--include-dir", args->include_dirs,
                     "extra include directory, before the project file's include_dirs (the cache "
                     "key covers the content of its files)");
+    sub->add_option("--name", args->names,
+                    "a template instantiation to compile, as an NVRTC name expression "
+                    "('scale<128, float>'); its lowered name is printed")
+        ->allow_extra_args(false);
     sub->add_option("-o,--cubin", args->cubin_out, "write the CUBIN to this file ('-' = stdout)");
     sub->add_option("--ptx", args->ptx_out, "write the PTX to this file ('-' = stdout)");
     sub->add_flag("--lineinfo", args->lineinfo, "generate line information");

@@ -135,6 +135,7 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
                 row.device = ordinal;
                 CompileOptions co;
                 co.arch = device.arch();
+                co.toolkit_headers = true; // the key the Engine computes
                 co.defines = variants[i].defines;
                 engine.flags().apply_to(co.defines);
                 row.key = sweep_row_key(spec, variants[i],
