@@ -168,5 +168,11 @@ inline constexpr std::string_view kFlagKernelDir = "KJIT_KERNEL_DIR";
 inline constexpr std::string_view kFlagLedger = "KJIT_LEDGER";
 inline constexpr std::string_view kFlagLedgerFile = "KJIT_LEDGER_FILE";
 inline constexpr std::string_view kFlagNoCache = "KJIT_NO_CACHE";
+inline constexpr std::string_view kFlagRemoteCache = "KJIT_REMOTE_CACHE";
+inline constexpr std::string_view kFlagRemotePrefix = "KJIT_REMOTE_PREFIX";
+inline constexpr std::string_view kFlagRemoteSecret = "KJIT_REMOTE_SECRET";
+inline constexpr std::string_view kFlagRemoteUnsigned = "KJIT_REMOTE_UNSIGNED";
+inline constexpr std::string_view kFlagRemoteTimeout = "KJIT_REMOTE_TIMEOUT_MS";
+inline constexpr std::string_view kFlagRemoteLease = "KJIT_REMOTE_LEASE_MS";
 
 } // namespace kjit
