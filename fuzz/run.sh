@@ -3,7 +3,8 @@
 # is $KJIT_FUZZ_BUILD_DIR when set) and runs each for SECONDS: fuzz_lint over kernel_src/ and
 # the lint fixtures, fuzz_toml over every TOML file of the repo (sweep specs, shape files,
 # digest baselines, fixtures), fuzz_cache_entry from an empty corpus, fuzz_includes over
-# kernel_src/ and the lint fixtures.
+# kernel_src/ and the lint fixtures, fuzz_remote_entry (the remote tier's signed envelope and
+# Redis addresses) from a few addresses.
 # Exit 0: no crash and no hang in any target; a failing input is left in the build directory
 # as <target>-crash-* or <target>-timeout-*.
 # Usage: fuzz/run.sh [SECONDS]   (default 30 per target)
@@ -27,7 +28,7 @@ fi
 [ -f "$build_dir/CMakeCache.txt" ] ||
   cmake -S . -B "$build_dir" -DCMAKE_CXX_COMPILER=clang++-14 -DKJIT_FUZZ=ON \
     -DKJIT_BUILD_TESTS=OFF -DCUDAToolkit_ROOT=/usr/local/cuda >/dev/null
-targets=(fuzz_lint fuzz_toml fuzz_cache_entry fuzz_includes)
+targets=(fuzz_lint fuzz_toml fuzz_cache_entry fuzz_includes fuzz_remote_entry)
 cmake --build "$build_dir" --target "${targets[@]}" -j "$(nproc)"
 
 # Seeds: one directory per target; file names keep their origin (bench/sweep48.toml ->
@@ -43,6 +44,8 @@ seed fuzz_lint kernel_src/*.cu kernel_src/*.cuh tests/fixtures/lint/*.cu
 seed fuzz_toml kernel_src/*.toml bench/**/*.toml tests/fixtures/**/*.toml
 seed fuzz_cache_entry
 seed fuzz_includes kernel_src/*.cu kernel_src/*.cuh tests/fixtures/lint/*.cu
+seed fuzz_remote_entry
+printf 'redis://u:pw@[::1]:6380/2' >"$build_dir/corpus/fuzz_remote_entry/address"
 
 status=0
 for target in "${targets[@]}"; do
