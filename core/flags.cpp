@@ -367,6 +367,25 @@ FlagRegistry builtin_flags() {
     r.declare(std::move(ledger_file));
     r.declare(flag(kFlagNoCache, FlagType::boolean, "false",
                    "neither read nor write the disk cache: compile every kernel afresh"));
+    r.declare(flag(kFlagRemoteCache, FlagType::string, "",
+                   "remote cache behind the disk cache: "
+                   "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]"));
+    r.declare(flag(kFlagRemotePrefix, FlagType::string, "kjit",
+                   "prefix of the remote cache's keys: PREFIX:e:KEY entries, PREFIX:l:KEY leases"));
+    r.declare(flag(kFlagRemoteSecret, FlagType::string, "",
+                   "owner-only file: the secret remote entries are signed with (HMAC-SHA-256)"));
+    r.declare(flag(kFlagRemoteUnsigned, FlagType::boolean, "false",
+                   "no secret: use the remote cache unsigned (whoever can write it runs code)"));
+    FlagSpec timeout = flag(kFlagRemoteTimeout, FlagType::integer, "500",
+                            "ms the remote cache may take to connect or answer, else it is off");
+    timeout.min = 1;
+    timeout.max = 60000;
+    r.declare(std::move(timeout));
+    FlagSpec lease = flag(kFlagRemoteLease, FlagType::integer, "10000",
+                          "ms a remote compile lease lives unless its holder renews it");
+    lease.min = 100;
+    lease.max = 3600000;
+    r.declare(std::move(lease));
     FlagSpec sweep_max = flag(kFlagSweepMaxVariants, FlagType::integer, "10000",
                               "the most points of a sweep's space an exhaustive sweep evaluates; "
                               "a larger space is refused before anything is planned");

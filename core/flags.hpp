@@ -171,5 +171,11 @@ inline constexpr std::string_view kFlagNoCache = "KJIT_NO_CACHE";
 inline constexpr std::string_view kFlagSweepMaxVariants = "KJIT_SWEEP_MAX_VARIANTS";
 inline constexpr std::string_view kFlagTestSeed = "KJIT_TEST_SEED";
 inline constexpr std::string_view kFlagAllowUnreadDefines = "KJIT_ALLOW_UNREAD_DEFINES";
+inline constexpr std::string_view kFlagRemoteCache = "KJIT_REMOTE_CACHE";
+inline constexpr std::string_view kFlagRemotePrefix = "KJIT_REMOTE_PREFIX";
+inline constexpr std::string_view kFlagRemoteSecret = "KJIT_REMOTE_SECRET";
+inline constexpr std::string_view kFlagRemoteUnsigned = "KJIT_REMOTE_UNSIGNED";
+inline constexpr std::string_view kFlagRemoteTimeout = "KJIT_REMOTE_TIMEOUT_MS";
+inline constexpr std::string_view kFlagRemoteLease = "KJIT_REMOTE_LEASE_MS";
 
 } // namespace kjit

@@ -5,7 +5,8 @@
 # digest baselines, fixtures), fuzz_cache_entry from an empty corpus, fuzz_includes over
 # kernel_src/ and the lint fixtures, fuzz_sweep over every sweep file and fuzz/seeds/sweep
 # (huge ranges, a constraint that divides by zero), fuzz_flags over the flags-file fixtures and
-# fuzz/seeds/flags.
+# fuzz/seeds/flags, fuzz_remote_entry (the remote tier's signed envelope and Redis addresses)
+# from a few addresses.
 # Exit 0: no crash and no hang in any target; a failing input is left in the build directory
 # as <target>-crash-* or <target>-timeout-*.
 # Usage: fuzz/run.sh [SECONDS]   (default 30 per target)
@@ -29,7 +30,8 @@ fi
 [ -f "$build_dir/CMakeCache.txt" ] ||
   cmake -S . -B "$build_dir" -DCMAKE_CXX_COMPILER=clang++-14 -DKJIT_FUZZ=ON \
     -DKJIT_BUILD_TESTS=OFF -DCUDAToolkit_ROOT=/usr/local/cuda >/dev/null
-targets=(fuzz_lint fuzz_toml fuzz_cache_entry fuzz_includes fuzz_sweep fuzz_flags)
+targets=(fuzz_lint fuzz_toml fuzz_cache_entry fuzz_includes fuzz_sweep fuzz_flags
+  fuzz_remote_entry)
 cmake --build "$build_dir" --target "${targets[@]}" -j "$(nproc)"
 
 # Seeds: one directory per target; file names keep their origin (bench/sweep48.toml ->
@@ -47,6 +49,8 @@ seed fuzz_cache_entry
 seed fuzz_includes kernel_src/*.cu kernel_src/*.cuh tests/fixtures/lint/*.cu
 seed fuzz_sweep kernel_src/*.sweep.toml bench/**/*.toml tests/fixtures/sweep/*.toml fuzz/seeds/sweep/*.toml
 seed fuzz_flags tests/fixtures/env/*.toml fuzz/seeds/flags/*.toml
+seed fuzz_remote_entry
+printf 'redis://u:pw@[::1]:6380/2' >"$build_dir/corpus/fuzz_remote_entry/address"
 
 status=0
 for target in "${targets[@]}"; do

@@ -110,7 +110,9 @@ std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
             continue;
         }
         row.compile_ms = s.compiled->compile_ms;
-        row.origin = s.origin == Origin::disk ? Prepared::disk : Prepared::compiled;
+        row.origin = s.origin == Origin::disk     ? Prepared::disk
+                     : s.origin == Origin::remote ? Prepared::remote
+                                                  : Prepared::compiled;
         if (!context_)
             continue;
         try {

@@ -21,7 +21,7 @@
 namespace kjit {
 
 /// Where a prepared kernel came from.
-enum class Prepared { memory, disk, compiled, failed };
+enum class Prepared { memory, disk, remote, compiled, failed };
 
 /// One line of Engine::prepare's report.
 struct PrepareRow {

@@ -5,7 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${KJIT_BUILD_DIR:-build}
 
-packages=(cmake g++ make libxxhash-dev doctest-dev libcli11-dev libtomlplusplus-dev libclang-14-dev libmuparser-dev)
+# libhiredis-dev: the remote cache tier (its headers; the library is opened with dlopen);
+# redis-server: the remote tier's tests start their own on a loopback port.
+packages=(cmake g++ make libxxhash-dev doctest-dev libcli11-dev libtomlplusplus-dev libclang-14-dev libmuparser-dev
+  libhiredis-dev redis-server)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -54,7 +54,10 @@ int run_compile(const CompileArgs& args) {
     const CompiledKernel& c = *s.compiled;
     std::fprintf(stderr,
                  "%s: %s for %s in %.1f ms, cubin %zu bytes, hash %s\n  defines: %s\n  key: %s\n",
-                 c.path.c_str(), s.origin == Origin::disk ? "cached, compiled" : "compiled",
+                 c.path.c_str(),
+                 s.origin == Origin::disk     ? "cached, compiled"
+                 : s.origin == Origin::remote ? "from the remote cache, compiled"
+                                              : "compiled",
                  c.options.arch.c_str(), c.compile_ms, c.cubin.size(),
                  c.source_hash.hex().c_str(), options.defines_text().c_str(), s.key.hex().c_str());
     for (const auto& [expression, lowered] : c.lowered_names)

@@ -25,6 +25,8 @@ const char* origin_text(Prepared p) {
         return "memory";
     case Prepared::disk:
         return "hit";
+    case Prepared::remote:
+        return "remote";
     case Prepared::compiled:
         return "miss";
     case Prepared::failed:
