@@ -6,6 +6,10 @@
 namespace kjit {
 
 void check_shape_file(const ShapeFile& shape, const SourceSet& sources) {
+    // The file's own mistakes (a `${}` its shape lacks) first, then what it names in the
+    // sources: a shape file is judged by itself before it is matched with a kernel tree.
+    for (const KernelSpec& spec : shape.kernels)
+        (void)resolve_defines(spec, shape.shape);
     std::vector<std::string> known;
     for (const SourceFile* k : sources.kernels())
         known.push_back(k->kernel_name());
@@ -24,7 +28,6 @@ void check_shape_file(const ShapeFile& shape, const SourceSet& sources) {
                                   " (known: " + (list.empty() ? "none" : list) + ")",
                               spec.source_where.path.empty() ? spec.where : spec.source_where);
         }
-        (void)resolve_defines(spec, shape.shape);
     }
 }
 

@@ -14,9 +14,9 @@
 
 namespace kjit {
 
-/// `shape` (read from a file) against `sources`: ConfigError at the `source` (or `name`) of the
-/// first [[kernel]] whose kernel is not in the set (did-you-mean and the known kernels), or at
-/// the first define whose `${}` does not resolve.
+/// `shape` (read from a file) against `sources`: ConfigError at the first define whose `${}`
+/// does not resolve, else at the `source` (or `name`) of the first [[kernel]] whose kernel is
+/// not in the set (did-you-mean and the known kernels).
 void check_shape_file(const ShapeFile& shape, const SourceSet& sources);
 
 /// ShapeFile::load(path), then check_shape_file() against `sources`.

@@ -25,5 +25,7 @@ cmake -S "$source_dir/examples/shape_app" -B "$tmp/app" -DCMAKE_PREFIX_PATH="$tm
   { cat "$tmp/configure.log"; exit 1; }
 cmake --build "$tmp/app" -j "$(nproc)" >"$tmp/build.log" || { cat "$tmp/build.log"; exit 1; }
 
-# A fresh cache: the app must compile its kernel, not find it from an earlier run.
-KJIT_CACHE_DIR="$tmp/cache" "$tmp/app/shape_app"
+# A fresh cache: the app must compile its kernel, not find it from an earlier run. It runs in
+# its own build directory, as a user runs it: inside kjit's tree the Engine would read the
+# kernels kjit's own kjit.toml names (the project file comes before the embedded copies).
+(cd "$tmp/app" && KJIT_CACHE_DIR="$tmp/cache" ./shape_app)

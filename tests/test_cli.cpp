@@ -169,7 +169,7 @@ TEST_CASE("a broken shape file is reported at file:line:col with exit 2") {
     const auto shape = dir.path() / "ref.toml";
     std::ofstream(shape) << "[[kernel]]\nname = \"rms_norm\"\ndefines = { RMS_BLOCK = \"${nope}\" }\n";
     const Run r = run_kjit("specialize " + shape.string(), "KJIT_DRIVER_LIBRARY=/nonexistent");
-    CHECK(r.code == 1);
+    CHECK(r.code == 2);
     CHECK(contains(r.out, shape.string() + ":3:25: error: kernel 'rms_norm': define RMS_BLOCK "
                                            "names shape entry 'nope', which the shape lacks"));
 }

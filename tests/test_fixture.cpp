@@ -20,9 +20,11 @@ namespace fs = std::filesystem;
 const std::string kFixtureDir = KJIT_SOURCE_DIR "/tests/fixtures/contract";
 const std::string kNoDriver = "KJIT_DRIVER_LIBRARY=/nonexistent/libcuda.so.1";
 
-/// Runs the kjit that links the fixture kernel and contract.
+/// Runs the kjit that links the fixture kernel and contract, from the temporary directory:
+/// inside kjit's own project its kjit.toml would take precedence over the embedded copies.
 Run run_fixture_kjit(const std::string& args, const std::string& env = {}) {
-    return test::run_shell(env + (env.empty() ? "" : " ") + KJIT_FIXTURE_BINARY + " " + args);
+    return test::run_shell("cd " + fs::temp_directory_path().string() + " && " + env +
+                           (env.empty() ? "" : " ") + KJIT_FIXTURE_BINARY + " " + args);
 }
 
 /// A kernel tree holding kjit's own kernels and the fixture kernel, for `check --src`.
@@ -135,7 +137,8 @@ TEST_CASE("kjit bench times the fixture kernel with its contract's bytes") {
 TEST_CASE("a sweep of the fixture kernel runs every variant and all are IDENTICAL") {
     KJIT_REQUIRE_DEVICE();
     test::TempDir dir;
-    const Run r = run_fixture_kjit("sweep --no-cache " + kFixtureDir + "/axpy.sweep.toml --out " +
+    const Run r = run_fixture_kjit("sweep --no-cache --src " + kFixtureDir + " " + kFixtureDir +
+                                   "/axpy.sweep.toml --out " +
                                    (dir.path() / "out").string());
     INFO(r.out);
     CHECK(r.code == 0);

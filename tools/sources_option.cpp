@@ -30,8 +30,13 @@ const Project* SourceOptions::project_file() const {
 }
 
 const SourceChoice& SourceOptions::resolved() const {
-    if (!choice_)
+    if (!choice_) {
         choice_ = choose_sources(dir, builtin_flags().resolve(), project_file());
+        // A verb names the project's kernel files as it names the project's other files:
+        // relative to the working directory when below it (kernel_src/rms_norm.cu).
+        if (choice_->origin == SourceOrigin::project)
+            choice_->dir = display_path(choice_->dir);
+    }
     return *choice_;
 }
 

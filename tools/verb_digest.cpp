@@ -36,14 +36,14 @@ struct Session {
     Engine engine;
 };
 
-/// --baseline, else the project file's `baselines` directory's KERNEL.toml, else "" (the
-/// default under the current directory).
+/// --baseline, else the project file's `baselines` directory's KERNEL.toml (absolute, as the
+/// default is named), else "" (the default under the current directory).
 std::string baseline_file(const DigestArgs& args, const std::string& kernel) {
     if (!args.file.empty())
         return args.file;
     const Project* project = args.sources.project_file();
     if (project && project->baselines)
-        return display_path(project->baselines->path / (kernel + ".toml"));
+        return (project->baselines->path / (kernel + ".toml")).string();
     return {};
 }
 
