@@ -284,13 +284,16 @@ TEST_CASE("a malformed remote configuration is an error and a missing secret a w
     const std::string compile = "compile k --src " + tree.src.string();
     Run r = run_kjit(compile, local + " KJIT_REMOTE_CACHE=http://cache:6379");
     CHECK(r.code == 2);
-    CHECK(r.out == "kjit: error: KJIT_REMOTE_CACHE=http://cache:6379 is not a Redis address: the "
-                   "scheme must be redis:// (TLS and unix sockets are not supported) (expected "
-                   "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB])\n");
+    // Every compiling verb first says where its sources come from (a note on stderr).
+    const std::string note = "sources: --src " + tree.src.string() + "/\n";
+    CHECK(r.out == note +
+                       "kjit: error: KJIT_REMOTE_CACHE=http://cache:6379 is not a Redis address: "
+                       "the scheme must be redis:// (TLS and unix sockets are not supported) "
+                       "(expected redis://[[USER]:PASSWORD@]HOST[:PORT][/DB])\n");
     ::chmod(tree.secret.c_str(), 0644);
     r = run_kjit(compile, local + " " + tree.env("redis://127.0.0.1:1"));
     CHECK(r.code == 2);
-    CHECK(r.out == "kjit: error: remote cache secret " + tree.secret.string() +
+    CHECK(r.out == note + "kjit: error: remote cache secret " + tree.secret.string() +
                        " (KJIT_REMOTE_SECRET) is readable by group or others (mode 644): the "
                        "secret would not be secret; chmod 600 it\n");
     r = run_kjit(compile, local + " KJIT_REMOTE_CACHE=redis://127.0.0.1:1");
