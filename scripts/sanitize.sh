@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The CPU test suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/) and
-# the concurrent parts (cache, compile pool, engine) under ThreadSanitizer (build-tsan/).
+# the concurrent parts (cache, compile pool, engine, the remote tier and its fleet) under
+# ThreadSanitizer (build-tsan/).
 # Usage: scripts/sanitize.sh [asan|tsan|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,5 +27,5 @@ if [ "$which" = asan ] || [ "$which" = all ]; then
   run build-asan "-fsanitize=address,undefined -fno-sanitize-recover=undefined" -LE "gpu|install"
 fi
 if [ "$which" = tsan ] || [ "$which" = all ]; then
-  run build-tsan "-fsanitize=thread" -L "cache|launch|runtime"
+  run build-tsan "-fsanitize=thread" -L "cache|fleet|launch|runtime"
 fi
