@@ -25,7 +25,7 @@ std::vector<std::string> rows(const std::vector<AuditCompile>& compiles) {
 
 TEST_SUITE("jit") {
 
-TEST_CASE("the audit compiles every kernel with its defaults and each production set, per arch") {
+TEST_CASE("the audit compiles every kernel with its defaults and each production set - per arch") {
     SourceSet set;
     set.add(file("a.cu", "__global__ void a() {}\n"));
     set.add(file("b.cu", "__global__ void b() {}\n"));
@@ -62,7 +62,7 @@ TEST_CASE("the audit checks freshness only for embedded sources against a kernel
           "no kernel directory at " + (dir.path() / "none").string());
 }
 
-TEST_CASE("the audit passes with every compile ok, no finding and sources not stale") {
+TEST_CASE("the audit passes with every compile ok - no finding and sources not stale") {
     AuditSummary s;
     s.compiled = 5;
     CHECK(s.passed());

@@ -62,7 +62,7 @@ std::string expand_error(const fs::path& dir, const std::string& text,
 TEST_SUITE("bad-input") {
 
     TEST_CASE(
-        "an architecture that is virtual, malformed or unknown to NVRTC is refused with exit 2") {
+        "an architecture that is virtual - malformed or unknown to NVRTC is refused with exit 2") {
         test::TempDir dir;
         write_file(dir.path() / "k.cu", kKernel);
         const std::string src =
@@ -118,7 +118,7 @@ TEST_SUITE("bad-input") {
         CHECK(fs::is_empty(dir.path()));
     }
 
-    TEST_CASE("an empty or blank kernel source is refused, not compiled") {
+    TEST_CASE("an empty or blank kernel source is refused - not compiled") {
         test::TempDir dir;
         for (const char* text : {"", " \n\t\n"}) {
             write_file(dir.path() / "k.cu", text);
@@ -131,7 +131,7 @@ TEST_SUITE("bad-input") {
         }
     }
 
-    TEST_CASE("kjit specialize refuses a directory, an empty file, a FIFO and /dev/zero") {
+    TEST_CASE("kjit specialize refuses a directory - an empty file - a FIFO and /dev/zero") {
         test::TempDir dir;
         const auto run = [](const std::string& path) {
             const Run r = run_plain("specialize " + path);
@@ -201,7 +201,7 @@ TEST_SUITE("bad-input") {
                                   "by its name"));
     }
 
-    TEST_CASE("a define with a NUL, a line break or a name that is not an identifier is refused") {
+    TEST_CASE("a define with a NUL - a line break or a name that is not an identifier is refused") {
         Defines d;
         CHECK_THROWS_WITH_AS(add_define(d, std::string("X=a\0b", 5)),
                              "error: bad define 'X': the value contains a NUL character",
@@ -293,7 +293,7 @@ TEST_SUITE("bad-input") {
         CHECK(r.code == 2);
     }
 
-    TEST_CASE("a huge range is refused at once by the variant cap, never expanded") {
+    TEST_CASE("a huge range is refused at once by the variant cap - never expanded") {
         test::TempDir dir;
         const std::string launch = "grid = 1\nblock = 64";
         // Each of these once looped forever (overflow) or ran out of memory.
@@ -411,7 +411,7 @@ TEST_SUITE("bad-input") {
               f + ":16:8: error: 'reps' = 4294967297 is out of range (1..1000000)");
     }
 
-    TEST_CASE("a symlink loop in --src is refused with exit 2, a dangling link is skipped") {
+    TEST_CASE("a symlink loop in --src is refused with exit 2 - a dangling link is skipped") {
         test::TempDir dir;
         write_file(dir.path() / "k.cu", kKernel);
         fs::create_symlink("missing.cuh", dir.path() / "dangling.cuh");
@@ -446,7 +446,7 @@ TEST_SUITE("bad-input") {
     }
 
     TEST_CASE(
-        "an unreadable subdirectory of --src is refused with exit 2, as an unprivileged user") {
+        "an unreadable subdirectory of --src is refused with exit 2 - as an unprivileged user") {
         const auto as_user = test::unprivileged_prefix();
         if (!as_user)
             return test::skip("running as root without setpriv: file modes do not stop root");
@@ -476,7 +476,7 @@ TEST_SUITE("bad-input") {
                               "not a directory"));
     }
 
-    TEST_CASE("a ledger row with a partial, negative or non-finite number is refused at its line") {
+    TEST_CASE("a ledger row with a partial - negative or non-finite number is refused at its line") {
         test::TempDir dir;
         const fs::path csv = dir.path() / "l.csv";
         const std::string head = "kernel,variant,grid,block,smem,registers,blocks_per_sm,waves,"

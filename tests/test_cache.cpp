@@ -423,7 +423,7 @@ TEST_CASE("a compile error is reported through the cache and nothing is stored")
     CHECK(cc.disk()->list().empty());
 }
 
-TEST_CASE("one record encodes a compiled kernel for the disk and the wire, and a failed compile") {
+TEST_CASE("one record encodes a compiled kernel for the disk and the wire - and a failed compile") {
     CompiledKernel k;
     k.kernel = "tiny";
     k.path = "kernels\\odd\npath/tiny.cu";

@@ -91,7 +91,7 @@ TEST_CASE("the conv1d contract reads x w bias state_in and writes y and state_ou
     CHECK(output_tolerance(h.buffers[h.outputs[0]]) == 1e-2);
 }
 
-TEST_CASE("the delta_rule contract copies the state in, then updates it in place") {
+TEST_CASE("the delta_rule contract copies the state in - then updates it in place") {
     const KernelContract& kc = kernel_contract("delta_rule");
     CHECK(kc.dtypes == std::vector<DType>{DType::f32});
     CHECK(defines_text(kc.defines) == "DR_BV=32 DR_KSPLIT=4 DR_MAX_DK=128");

@@ -69,7 +69,7 @@ TEST_CASE("a ConfigError reads like a diagnostic and gives one back") {
     CHECK(std::string(ConfigError("bad").what()) == "error: bad");
 }
 
-TEST_CASE("names: edit distance, the nearest names and one did-you-mean") {
+TEST_CASE("names: edit distance - the nearest names and one did-you-mean") {
     CHECK(edit_distance("kernal", "kernel") == 1);
     CHECK(edit_distance("", "abc") == 3);
     CHECK(nearest("sorce", {"name", "source", "defines"}) == std::vector<std::string>{"source"});
@@ -86,7 +86,7 @@ TEST_CASE("names: edit distance, the nearest names and one did-you-mean") {
     CHECK(did_you_mean({"a", "b", "c"}) == "; did you mean a, b or c?");
 }
 
-TEST_CASE("warnings go to the installed sink, which set_warning_sink swaps") {
+TEST_CASE("warnings go to the installed sink - which set_warning_sink swaps") {
     CapturedWarnings w;
     warn("disk cache disabled");
     warn(Diagnostic{"model.toml", 2, 3, Severity::warning, "deprecated key", {}});
@@ -135,7 +135,7 @@ TEST_CASE("a TOML syntax error is a ConfigError at file:line:col") {
           "/nonexistent/kjit.toml: error: cannot read shape file: No such file or directory");
 }
 
-TEST_CASE("an unknown key names the nearest known one, or lists them all") {
+TEST_CASE("an unknown key names the nearest known one - or lists them all") {
     const TomlDocument d = doc("[launch]\nentyr = \"f\"\n[other]\nqqqq = 1\n");
     const TomlTable launch = d.root().get("launch")->table("launch");
     CHECK(config_error([&] { launch.only_keys({"entry", "grid", "block"}, "[launch]"); }) ==

@@ -349,7 +349,7 @@ TEST_CASE("a check reruns the recorded cases it is asked for with the overrides 
     CHECK(over.ref_plans[0].defines.at("RMS_BLOCK") == "256");
 }
 
-TEST_CASE("an output is IDENTICAL only with the recorded digest, count and dtype") {
+TEST_CASE("an output is IDENTICAL only with the recorded digest - count and dtype") {
     const HostBuffer y = generated_buffer("y", DType::f32, 8, 1);
     const std::uint64_t d = digest(y);
     const OutputDigest same{"y", DType::f32, 8, d};

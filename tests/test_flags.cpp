@@ -363,7 +363,7 @@ TEST_CASE("a flags file with a mistake is reported at file:line:col") {
                          kjit::ConfigError);
 }
 
-TEST_CASE("the disk cache, the compile pool and the source provider read KJIT_* through the "
+TEST_CASE("the disk cache - the compile pool and the source provider read KJIT_* through the "
           "registry") {
     const FlagRegistry r = kjit::builtin_flags();
     const auto set = r.resolve({{"KJIT_CACHE_DIR", "/tmp/kjit-c"},

@@ -82,7 +82,7 @@ TEST_CASE("the ledger table ranks by recoverable SM-time and flags starved launc
                          doctest::Contains("bad.csv:2: error: malformed ledger row"), ConfigError);
 }
 
-TEST_CASE("launch hooks count registrations, end with their handle and reach observers of a context release") {
+TEST_CASE("launch hooks count registrations - end with their handle and reach observers of a context release") {
     const std::size_t before = launch_observer_count();
     const auto log = std::make_shared<LaunchLog>();
     const auto fake = reinterpret_cast<CUcontext>(std::uintptr_t{0x1234});

@@ -186,7 +186,7 @@ TEST_CASE("a shape file keeps the position of each spec and of each define") {
           std::map<std::string, std::string>{{"RMS_BLOCK", "7168"}, {"WIDE", "1"}});
 }
 
-TEST_CASE("a ${name} the shape lacks, or an unclosed ${, is an error at the define's file:line:col") {
+TEST_CASE("a ${name} the shape lacks - or an unclosed ${ - is an error at the define's file:line:col") {
     test::TempDir dir;
     const auto file = dir.path() / "model.toml";
     const auto error_of = [&](const std::string& value) -> std::string {
@@ -230,7 +230,7 @@ TEST_CASE("a fallback that names no [[kernel]] is an error where it is named") {
                          ConfigError);
 }
 
-TEST_CASE("freshness reports new, stale and missing files and binaries older than a source") {
+TEST_CASE("freshness reports new - stale and missing files and binaries older than a source") {
     const auto file = [](std::string name, std::string text, std::int64_t mtime) {
         return SourceFile{name, "src/" + name, text, hash128(text), mtime};
     };

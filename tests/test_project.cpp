@@ -125,7 +125,7 @@ TEST_CASE("a project file with a mistake is an error at its file:line:col") {
     CHECK(contains(error_of("kernels = 3\n"), "kjit.toml:1:11: error: 'kernels' must be a string"));
 }
 
-TEST_CASE("one precedence: flag, then KJIT_KERNEL_DIR, then the project file, then embedded") {
+TEST_CASE("one precedence: flag - then KJIT_KERNEL_DIR - then the project file - then embedded") {
     TempDir dir;
     write_project(dir.path());
     const kjit::Project p = kjit::Project::load(dir.path() / "kjit.toml");
@@ -179,7 +179,7 @@ TEST_CASE("an injected define the source never names is found by a text check") 
     CHECK(unread[0].nearest == std::vector<std::string>{"SPLIT_K"});
 }
 
-TEST_CASE("Engine::prepare refuses an unread define at its shape file position, or warns") {
+TEST_CASE("Engine::prepare refuses an unread define at its shape file position - or warns") {
     TempDir dir;
     write_project(dir.path(), "[[kernel]]\nname = \"wide\"\nsource = \"scale\"\n"
                               "defines = { SCALE_BLOK = 256 }\n");
@@ -212,7 +212,7 @@ TEST_CASE("Engine::prepare refuses an unread define at its shape file position, 
     CHECK(contains(warnings[0].message, "define SCALE_BLOK is never read"));
 }
 
-TEST_CASE("verbs that read files on disk exit 2 outside any project; compiling verbs say embedded") {
+TEST_CASE("verbs that read files on disk exit 2 outside any project - compiling verbs say embedded") {
     TempDir dir; // under the system temp directory: no kjit.toml above it
     for (const char* verb : {"lint", "sig", "fresh", "audit", "sweep x.sweep.toml"}) {
         const Run r = kjit_in(dir.path(), verb);

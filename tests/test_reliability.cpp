@@ -126,7 +126,7 @@ TEST_SUITE("cache") {
 
 // ---- 1. the key covers everything the compiler can read -------------------------------------
 
-TEST_CASE("the include scan names every file a directive can reach, and a macro means any") {
+TEST_CASE("the include scan names every file a directive can reach - and a macro means any") {
     const IncludeScan s = scan_includes("#include \"a.h\"\n"
                                         "  #  include <b/c.hpp>\n"
                                         "#include_next \"n.inc\"\n"
@@ -149,7 +149,7 @@ TEST_CASE("the include scan names every file a directive can reach, and a macro 
     CHECK(scan_includes("#includes \"x\"\n").names.empty());
 }
 
-TEST_CASE("a tree's set holds its kernels, its headers and what an include names, any extension") {
+TEST_CASE("a tree's set holds its kernels - its headers and what an include names - any extension") {
     test::TempDir tmp;
     write_tree(tmp.path());
     write_file(tmp.path() / "lib.hh", "// a header no kernel includes yet\n");
@@ -328,7 +328,7 @@ TEST_CASE("cache file names match kjit's patterns exactly or not at all") {
     }
 }
 
-TEST_CASE("clear and eviction remove only kjit's own files, and reclaim dead writers' temp files") {
+TEST_CASE("clear and eviction remove only kjit's own files - and reclaim dead writers' temp files") {
     test::TempDir tmp;
     const fs::path dir = tmp.path() / "cache";
     DiskCache cache(dir, kDefaultCacheMaxBytes, [](const std::string&) {});
@@ -376,7 +376,7 @@ TEST_CASE("clear and eviction remove only kjit's own files, and reclaim dead wri
     CHECK(read_file(theirs) == "their entry");
 }
 
-TEST_CASE("kjit cache clear refuses a directory the cache refused, and removes nothing there") {
+TEST_CASE("kjit cache clear refuses a directory the cache refused - and removes nothing there") {
     test::TempDir tmp;
     const fs::path dir = tmp.path() / "shared";
     fs::create_directory(dir);
@@ -441,7 +441,7 @@ TEST_CASE("locks go with their entries and count toward the cap") {
     CHECK(fs::exists(cache.lock_path(keys[1])));
 }
 
-TEST_CASE("an entry larger than the cap is refused with one warning, evicting nothing") {
+TEST_CASE("an entry larger than the cap is refused with one warning - evicting nothing") {
     test::TempDir tmp;
     std::vector<std::string> warnings;
     DiskCache cache(tmp.path(), 1 << 20, [&](const std::string& m) { warnings.push_back(m); });
@@ -458,7 +458,7 @@ TEST_CASE("an entry larger than the cap is refused with one warning, evicting no
     CHECK(cache.list(false).size() == 1);
 }
 
-TEST_CASE("a directory at an entry's path is foreign: one warning per run, no false delete") {
+TEST_CASE("a directory at an entry's path is foreign: one warning per run - no false delete") {
     test::TempDir tmp;
     const SourceSet set = [] {
         SourceSet s;
@@ -536,7 +536,7 @@ TEST_CASE("a FIFO at a lock's path: the kernel is compiled and stored without th
     CHECK(fs::is_fifo(lock));
 }
 
-TEST_CASE("a stopped process holding a key's lock delays kjit compile by the lock wait, no more") {
+TEST_CASE("a stopped process holding a key's lock delays kjit compile by the lock wait - no more") {
     test::TempDir tmp;
     const fs::path src = tmp.path() / "src", cache = tmp.path() / "cache";
     write_tree(src);

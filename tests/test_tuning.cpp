@@ -56,7 +56,7 @@ TEST_CASE("relative L2 error and the rms_norm reference") {
     CHECK(y[1] == doctest::Approx(8 / std::sqrt(12.5)));
 }
 
-TEST_CASE("a bench plan takes the contract's shape, dtype and defines unless given, and arm B's") {
+TEST_CASE("a bench plan takes the contract's shape - dtype and defines unless given - and arm B's") {
     const KernelContract& kc = kernel_contract("rms_norm");
     const BenchPlan one = plan_bench(kc, "", "", {}, {}, 3);
     CHECK(one.shape.at("rows") == 8192);
@@ -87,7 +87,7 @@ TEST_CASE("a bench plan takes the contract's shape, dtype and defines unless giv
                          ConfigError);
 }
 
-TEST_CASE("the check passes when the audit, every spec and every case passed") {
+TEST_CASE("the check passes when the audit - every spec and every case passed") {
     CheckResult ok;
     ok.outputs = {{"y", 1e-7, 1e-5, 0}};
     CheckResult unwritten = ok;
@@ -110,7 +110,7 @@ TEST_CASE("the check passes when the audit, every spec and every case passed") {
     CHECK_FALSE(CheckOutcome{std::nullopt, "x"}.passed());
 }
 
-TEST_CASE("a sweep row passes when it ran and its check holds; the outputs go beside the cwd") {
+TEST_CASE("a sweep row passes when it ran and its check holds - the outputs go beside the cwd") {
     SweepResult r;
     r.rows.resize(5);
     r.rows[0].check = "IDENTICAL";
