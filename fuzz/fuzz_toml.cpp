@@ -1,8 +1,10 @@
-// libFuzzer target for the TOML loaders of outside input: sweep specs (SweepSpec::load),
-// shape files (ShapeFile::load, then resolve_defines) and digest baselines (Baseline::parse). Any bytes load or are
+// libFuzzer target for the TOML loaders of outside input: sweep specs (SweepSpec::load, with
+// the inline contracts they declare), shape files (ShapeFile::load, then resolve_defines), project
+// files (Project::load) and digest baselines (Baseline::parse). Any bytes load or are
 // refused with a kjit::Error; any other exception, crash or hang is a bug. fuzz/run.sh builds
 // and runs it.
 #include "core/error.hpp"
+#include "jit/project.hpp"
 #include "jit/shape_file.hpp"
 #include "tuning/digest.hpp"
 #include "tuning/sweep_spec.hpp"
@@ -55,6 +57,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const auto& spec : shape.kernels)
             refused_or_loaded([&] { (void)kjit::resolve_defines(spec, shape.shape); });
     });
+    // A project file names paths relative to its own directory (the temp directory here).
+    refused_or_loaded([] { (void)kjit::Project::load(input_path()); });
     std::optional<kjit::Baseline> baseline;
     refused_or_loaded([&] { baseline = kjit::Baseline::parse(text, "fuzz.toml"); });
     // What was accepted, written back, reads back equal (no exception here is expected).

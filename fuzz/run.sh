@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets into ./build-fuzz (clang++-14, AddressSanitizer; the directory
 # is $KJIT_FUZZ_BUILD_DIR when set) and runs each for SECONDS: fuzz_lint over kernel_src/ and
-# the lint fixtures, fuzz_toml over every TOML file of the repo (sweep specs, shape files,
-# digest baselines, fixtures), fuzz_cache_entry from an empty corpus, fuzz_includes over
-# kernel_src/ and the lint fixtures, fuzz_sweep over every sweep file and fuzz/seeds/sweep
-# (huge ranges, a constraint that divides by zero), fuzz_flags over the flags-file fixtures and
+# the lint fixtures, fuzz_toml over every TOML file of the repo (sweep specs with inline
+# contracts, shape files, project files, digest baselines, fixtures) and fuzz/seeds/project,
+# fuzz_cache_entry from an empty corpus, fuzz_includes over kernel_src/ and the lint fixtures,
+# fuzz_sweep over every sweep file and fuzz/seeds/sweep (huge ranges, a constraint that
+# divides by zero), fuzz_flags over the flags-file fixtures and
 # fuzz/seeds/flags, fuzz_remote_entry (the remote tier's signed envelope and Redis addresses)
 # from a few addresses, fuzz_entry_params (a cache entry's parameter types and lowered names)
 # over fuzz/seeds/entry_params.
@@ -45,7 +46,8 @@ seed() {
 }
 shopt -s globstar nullglob
 seed fuzz_lint kernel_src/*.cu kernel_src/*.cuh tests/fixtures/lint/*.cu
-seed fuzz_toml kernel_src/*.toml bench/**/*.toml tests/fixtures/**/*.toml
+seed fuzz_toml kernel_src/*.toml bench/**/*.toml tests/fixtures/**/*.toml kjit.toml examples/**/kjit.toml \
+  fuzz/seeds/project/*.toml
 seed fuzz_cache_entry
 seed fuzz_includes kernel_src/*.cu kernel_src/*.cuh tests/fixtures/lint/*.cu
 seed fuzz_sweep kernel_src/*.sweep.toml bench/**/*.toml tests/fixtures/sweep/*.toml fuzz/seeds/sweep/*.toml
