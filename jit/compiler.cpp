@@ -1,5 +1,7 @@
 #include "jit/compiler.hpp"
 
+#include "jit/include_resolver.hpp"
+
 #include <nvrtc.h>
 
 #include <chrono>
@@ -99,7 +101,11 @@ CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
                        const CompileOptions& options) {
     const SourceFile& file = sources.kernel(kernel);
     const auto start = std::chrono::steady_clock::now();
-    NvrtcProgram prog(file, sources.includable(file));
+    // The linter resolves through the same IncludeResolver: what lints clean compiles.
+    const IncludeResolver resolver(
+        sources, {options.include_dirs.begin(), options.include_dirs.end()},
+        {options.toolkit_include_dirs.begin(), options.toolkit_include_dirs.end()});
+    NvrtcProgram prog(file, resolver.headers(file));
     std::vector<std::string> args = options.argv();
     // NVRTC would add the directory of the program's name, and the current directory for a bare
     // name, to the include path: the kernel then reads only the headers it was given.
