@@ -90,9 +90,12 @@ ResolvedInclude IncludeResolver::resolve(std::string_view name, bool angled,
         return r;
     }
     if (!angled && !includer.empty()) {
+        // Normalised relative to the includer's directory ("./x.cuh" in "k.cu" is "x.cuh"),
+        // since the set names its files in normal form.
         const fs::path dir = fs::path(std::string(includer)).parent_path();
-        if (!dir.empty())
-            r.beside = sources_->find((dir / rel).lexically_normal().generic_string());
+        const std::string near = (dir / rel).lexically_normal().generic_string();
+        if (near != name)
+            r.beside = sources_->find(near);
     }
     return r;
 }
