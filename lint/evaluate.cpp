@@ -67,7 +67,7 @@ class Evaluator {
         : t_(std::move(tokens)), names_are_zero_(names_are_zero) {}
 
     std::optional<long long> run() {
-        const auto v = ternary(0);
+        const auto v = comma(0);
         if (!v || p_ != t_.size() || !v->known)
             return std::nullopt;
         return v->v;
@@ -82,6 +82,15 @@ class Evaluator {
             return true;
         }
         return false;
+    }
+
+    // `a, b` is b: reached through variadic macros (`(__VA_ARGS__ + 0)` with "2, 3"), which
+    // the preprocessor accepts in #if.
+    std::optional<Value> comma(int depth) {
+        auto v = ternary(depth + 1);
+        while (v && accept(","))
+            v = ternary(depth + 1);
+        return v;
     }
 
     std::optional<Value> ternary(int depth) {
@@ -190,7 +199,7 @@ class Evaluator {
             return std::nullopt;
         const std::string tok = t_[p_++];
         if (tok == "(") {
-            auto v = ternary(depth + 1);
+            auto v = comma(depth + 1);
             if (!v || !accept(")"))
                 return std::nullopt;
             return v;
