@@ -96,10 +96,23 @@ std::int64_t now_ns() {
 }
 
 std::vector<std::string> list_tree(const std::filesystem::path& dir) {
+    namespace fs = std::filesystem;
     std::vector<std::string> names;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
-        if (entry.is_regular_file())
-            names.push_back(std::filesystem::relative(entry.path(), dir).generic_string());
+    std::error_code ec;
+    fs::recursive_directory_iterator it(dir, ec);
+    if (ec)
+        throw fs::filesystem_error("cannot read directory", dir, ec);
+    while (it != fs::recursive_directory_iterator()) {
+        if (it->is_regular_file())
+            names.push_back(fs::relative(it->path(), dir).generic_string());
+        // The iterator's own error names no path: name the directory it failed to enter (the
+        // current entry, when it is one the iterator descends into), else the one it reads.
+        const bool descends = it->is_directory() && !it->is_symlink();
+        fs::path reading = descends ? it->path() : it->path().parent_path();
+        it.increment(ec);
+        if (ec)
+            throw fs::filesystem_error("cannot read directory", reading, ec);
+    }
     std::sort(names.begin(), names.end());
     return names;
 }
