@@ -58,6 +58,9 @@ struct EntryPoint {
     bool is_template = false;
     bool is_definition = false;
     std::string instantiation; ///< the name expression this entry instantiates, if any
+    /// An instantiation's integral template arguments by parameter name ("Width" -> 4), which
+    /// `__launch_bounds__(Width * 32)` is evaluated with.
+    std::map<std::string, long long> template_values;
     std::vector<KernelParam> params;
     /// The tokens written before the name (`extern "C" __global__ void LB(256)`), macros not
     /// expanded: `__launch_bounds__` may be spelled through a macro.

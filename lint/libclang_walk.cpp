@@ -106,6 +106,37 @@ struct Walk {
         return {};
     }
 
+    // The first of clang's errors on the line of `at`.
+    std::string error_on_line(const SourcePos& at) const {
+        for (const auto& [where, text] : errors)
+            if (where.file == at.file && where.line == at.line)
+                return text;
+        return {};
+    }
+
+    // The integral template arguments of the specialization `fn`, by the names the template's
+    // parameters have.
+    std::map<std::string, long long> template_values(CXCursor fn) const {
+        std::vector<std::string> names;
+        children(api.clang_getSpecializedCursorTemplate(fn), [&](CXCursor c) {
+            const CXCursorKind k = api.clang_getCursorKind(c);
+            if (k == CXCursor_TemplateTypeParameter || k == CXCursor_NonTypeTemplateParameter ||
+                k == CXCursor_TemplateTemplateParameter)
+                names.push_back(api.str(api.clang_getCursorSpelling(c)));
+            return CXChildVisit_Continue;
+        });
+        std::map<std::string, long long> out;
+        const int n = api.clang_Cursor_getNumTemplateArguments(fn);
+        for (int i = 0; i < n && static_cast<std::size_t>(i) < names.size(); ++i) {
+            const auto u = static_cast<unsigned>(i);
+            if (api.clang_Cursor_getTemplateArgumentKind(fn, u) ==
+                    CXTemplateArgumentKind_Integral &&
+                !names[u].empty())
+                out[names[u]] = api.clang_Cursor_getTemplateArgumentValue(fn, u);
+        }
+        return out;
+    }
+
     // Whether `c` has a body: with bodies skipped, its extent ends at the body's opening brace.
     bool has_body(CXCursor c) const {
         const CXSourceLocation end = api.clang_getRangeEnd(api.clang_getCursorExtent(c));
@@ -256,7 +287,9 @@ struct Walk {
         if (!found || !is_global(target)) {
             EntryPoint e;
             e.name = e.instantiation = expr;
-            const std::string why = error_in(api.clang_getCursorExtent(var));
+            // The variable's line is kjit's own: any error on it is why (an invalid initializer
+            // leaves the declaration's extent short of the expression).
+            const std::string why = error_on_line(pos(api.clang_getCursorLocation(var)));
             e.error = !found ? "'" + expr + "' names no kernel instantiation in this file" +
                                    (why.empty() ? "" : ": " + why)
                              : "'" + expr + "' names a function that is not __global__";
@@ -265,6 +298,7 @@ struct Walk {
         }
         EntryPoint k = entry(target, false);
         k.instantiation = expr;
+        k.template_values = template_values(target);
         k.is_definition = true;
         const std::string key = "instantiation:" + k.mangled;
         add(std::move(k), key);

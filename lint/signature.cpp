@@ -70,7 +70,18 @@ std::optional<std::vector<std::vector<std::string>>> bound_args(const std::vecto
     return std::nullopt;
 }
 
-std::vector<LaunchBound> launch_bounds(const EntryPoint& e, const Macros& macros) {
+std::vector<LaunchBound> launch_bounds(const EntryPoint& e, const Macros& file_macros) {
+    // An instantiation's template arguments are values the bounds may name (`Width * 32`).
+    Macros macros = file_macros;
+    for (const auto& [name, value] : e.template_values) {
+        Macro v;
+        if (value < 0)
+            v.body = {"(", "0", "-", std::to_string(0ULL - static_cast<unsigned long long>(value)),
+                      ")"};
+        else
+            v.body = {std::to_string(value)};
+        macros[name] = std::move(v);
+    }
     auto args = bound_args(e.specifiers);
     if (!args) {
         // Written through a macro (`#define LB(n) __launch_bounds__(n)`): read its expansion,

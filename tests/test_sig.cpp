@@ -140,7 +140,7 @@ TEST_SUITE("lint") {
         INFO(inst.out);
         CHECK(contains(inst.out, ":24:47: sig::widen<float, 4>  __launch_bounds__(Width*32=128)  "
                                  "3 parameter(s), 24 bytes"));
-        CHECK(contains(inst.out, "   2  taps  float *             8      8      16"));
+        CHECK(contains(inst.out, "   2  taps  float *           8      8      16"));
         CHECK(contains(inst.out, "verify: 4 of 4 kernel(s) agree with the PTX"));
         const Run none = run_kjit("sig --instantiate 'sig::narrow<int>' " + kSig.string());
         CHECK(none.code == 1);
@@ -153,7 +153,7 @@ TEST_SUITE("lint") {
         if (!kjit::test::libclang())
             return;
         const std::string fixtures = KJIT_SOURCE_DIR "/tests/fixtures";
-        for (const std::string dirs :
+        for (const std::string& dirs :
              {kKernels.string(), fixtures + "/sig", fixtures + "/lint_clean", fixtures + "/lint",
               fixtures + "/contract", std::string("--embedded")}) {
             const Run r = run_kjit("sig --verify " + dirs);

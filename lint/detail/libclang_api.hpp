@@ -59,7 +59,11 @@ namespace kjit::lint {
     X(clang_getArrayElementType)                                                                   \
     X(clang_getCanonicalType)                                                                      \
     X(clang_getRangeEnd)                                                                           \
-    X(clang_getDiagnosticSpelling)
+    X(clang_getDiagnosticSpelling)                                                                 \
+    X(clang_Cursor_getNumTemplateArguments)                                                        \
+    X(clang_Cursor_getTemplateArgumentKind)                                                        \
+    X(clang_Cursor_getTemplateArgumentValue)                                                       \
+    X(clang_getSpecializedCursorTemplate)
 
 struct Libclang::Api {
 #define KJIT_DECLARE(fn) decltype(&::fn) fn = nullptr;
