@@ -58,6 +58,13 @@ inline Run run_shell(const std::string& command) {
 inline Run run_kjit(const std::string& args, const std::string& env = {}) {
     return run_shell(env + (env.empty() ? "" : " ") + KJIT_BINARY + " " + args);
 }
+
+/// run_kjit with `dir` as the working directory.
+inline Run run_kjit_in(const std::filesystem::path& dir, const std::string& args,
+                       const std::string& env = {}) {
+    return run_shell("cd '" + dir.string() + "' && " + env + (env.empty() ? "" : " ") +
+                     KJIT_BINARY + " " + args);
+}
 #endif
 
 /// True when `part` occurs in `s`.

@@ -1,10 +1,10 @@
 #include "tools/verbs.hpp"
 
+#include "jit/audit.hpp"
 #include "lint/injections.hpp"
 #include "lint/lint.hpp"
 #include "lint/report.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -18,13 +18,6 @@ struct AuditArgs {
     CacheOptions cache;
     std::vector<std::string> archs{"sm_90"};
 };
-
-// One compile of the audit: a kernel with its defaults, or with a shape file's production set.
-struct AuditCompile {
-    std::string label; // the kernel, or the shape file's name for it
-    std::string defines;
-};
-
 } // namespace
 
 int run_audit(const SourceOptions& sources, const std::vector<std::string>& archs,
@@ -36,27 +29,11 @@ int run_audit(const SourceOptions& sources, const std::vector<std::string>& arch
     std::vector<std::string> notes;
     const std::vector<lint::Injection> injections =
         have_dir ? lint::find_injections(kernel_dir, &notes) : std::vector<lint::Injection>{};
+    std::vector<ProductionDefines> production;
+    for (const lint::Injection& inj : injections)
+        production.push_back({inj.spec, inj.source, inj.defines});
+    const std::vector<AuditCompile> compiles = audit_compiles(set, production, archs);
 
-    std::vector<CompileRequest> requests;
-    std::vector<AuditCompile> labels;
-    for (const auto* k : set.kernels()) {
-        std::vector<std::pair<std::string, std::map<std::string, std::string>>> sets{
-            {k->kernel_name(), {}}};
-        for (const auto& inj : injections)
-            if (inj.source == k->kernel_name() &&
-                std::none_of(sets.begin(), sets.end(),
-                             [&](const auto& s) { return s.second == inj.defines; }))
-                sets.emplace_back(inj.spec, inj.defines);
-        for (const auto& [label, defines] : sets)
-            for (const auto& arch : archs) {
-                CompileRequest r{k->kernel_name(), {}};
-                r.options.arch = arch;
-                r.options.defines = defines;
-                labels.push_back(
-                    {label, defines.empty() ? "(defaults)" : r.options.defines_text()});
-                requests.push_back(std::move(r));
-            }
-    }
     std::string arch_list;
     for (const auto& a : archs)
         arch_list += (arch_list.empty() ? "" : ",") + a;
@@ -75,31 +52,36 @@ int run_audit(const SourceOptions& sources, const std::vector<std::string>& arch
     std::fwrite(lint_notes.data(), 1, lint_notes.size(), stderr);
     std::fwrite(lint_text.data(), 1, lint_text.size(), stdout);
     std::fflush(stdout);
-    int stale = kOk;
-    if (!sources.dir.empty())
-        std::printf("fresh: skipped (sources read from %s, not embedded)\n", sources.dir.c_str());
-    else if (!have_dir)
-        std::printf("fresh: skipped (no kernel directory at %s)\n", kernel_dir.c_str());
-    else
-        stale = print_fresh(check_freshness(kernel_dir), kernel_dir);
+    AuditSummary summary;
+    summary.findings = report.findings.size();
+    if (const auto skip = freshness_skip_reason(sources.dir, kernel_dir)) {
+        std::printf("fresh: skipped (%s)\n", skip->c_str());
+    } else {
+        const FreshnessReport fresh = check_freshness(kernel_dir);
+        print_fresh(fresh, kernel_dir);
+        summary.fresh = fresh.fresh() ? AuditFreshness::up_to_date : AuditFreshness::stale;
+    }
     std::fflush(stdout);
 
+    std::vector<CompileRequest> requests;
+    for (const AuditCompile& c : compiles)
+        requests.push_back(c.request);
     CompileCache cache(cache_options.settings());
     const auto results = cache.get_all(set, requests, progress_line("compiling"));
-    int failed = 0;
     for (std::size_t i = 0; i < results.size(); ++i) {
         const auto& r = results[i];
-        const std::string& arch = requests[i].options.arch;
+        const AuditCompile& c = compiles[i];
+        const std::string& arch = c.request.options.arch;
         if (r.compiled) {
+            ++summary.compiled;
             std::printf("  ok    %-16s %-7s %8.1f ms  cubin %6.1f KiB  hash %.12s  %s%s\n",
-                        labels[i].label.c_str(), arch.c_str(), r.compiled->compile_ms,
+                        c.label.c_str(), arch.c_str(), r.compiled->compile_ms,
                         r.compiled->cubin.size() / 1024.0, r.compiled->source_hash.hex().c_str(),
-                        labels[i].defines.c_str(), r.origin == Origin::disk ? " (cached)" : "");
+                        c.defines.c_str(), r.origin == Origin::disk ? " (cached)" : "");
             continue;
         }
-        ++failed;
-        std::printf("  FAIL  %-16s %-7s %s\n", labels[i].label.c_str(), arch.c_str(),
-                    labels[i].defines.c_str());
+        ++summary.failed;
+        std::printf("  FAIL  %-16s %-7s %s\n", c.label.c_str(), arch.c_str(), c.defines.c_str());
         std::fflush(stdout);
         try {
             std::rethrow_exception(r.error);
@@ -108,17 +90,15 @@ int run_audit(const SourceOptions& sources, const std::vector<std::string>& arch
                 std::cerr << e.log << '\n';
             for (const auto& d : e.diagnostics)
                 std::cerr << d.format() << '\n';
-            std::cerr << "  defines: " << requests[i].options.defines_text() << '\n';
+            std::cerr << "  defines: " << c.request.options.defines_text() << '\n';
         } catch (const std::exception& e) {
             std::cerr << "  " << e.what() << '\n';
         }
     }
-    std::printf("audit: %zu compiled, %d failed; lint: %zu finding(s); fresh: %s\n",
-                results.size() - failed, failed, report.findings.size(),
-                stale != kOk                      ? "stale"
-                : sources.dir.empty() && have_dir ? "up to date"
-                                                  : "skipped");
-    return failed || !report.findings.empty() || stale != kOk ? kFindings : kOk;
+    std::printf("audit: %zu compiled, %zu failed; lint: %zu finding(s); fresh: %s\n",
+                summary.compiled, summary.failed, summary.findings,
+                freshness_name(summary.fresh));
+    return summary.passed() ? kOk : kFindings;
 }
 
 Action add_audit(CLI::App& app) {

@@ -1,8 +1,9 @@
 #include "tools/verbs.hpp"
 
+#include "kernels/registry.hpp"
 #include "runtime/context.hpp"
 #include "tuning/abba.hpp"
-#include "kernels/registry.hpp"
+#include "tuning/bench_plan.hpp"
 #include "tuning/case_arms.hpp"
 #include "tuning/roofline.hpp"
 
@@ -29,41 +30,27 @@ struct BenchArgs {
 int run_bench(BenchArgs& args) {
     // Every usage error is found before the device is touched.
     const KernelContract& contract = kernel_contract(args.kernel);
-    const ShapeValues shape =
-        parse_shape(contract, args.shape.empty() ? contract.bench_shape : args.shape);
-    const DType dtype = args.dtype.empty() ? contract.dtypes.front() : parse_dtype(args.dtype);
-    std::vector<Defines> sets{merge_defines(contract.defines, args.defines)};
-    if (!args.vs.empty())
-        sets.push_back(merge_defines(sets[0], args.vs));
-    const ContractPlanner planner(contract);
-    std::vector<CasePlan> plans;
-    for (const Defines& d : sets)
-        plans.push_back(planner.plan(shape, dtype, d));
-    for (const CasePlan& p : plans)
-        for (std::size_t b = 0; b < p.buffers.size(); ++b)
-            if (p.buffers[b].count != plans[0].buffers[b].count)
-                throw ConfigError("arm B's defines size buffer " + p.buffers[b].name +
-                                  " differently from arm A's: bench them one at a time");
-    const CasePlan& plan = plans[0];
-    abba_order(args.pairs);
+    const BenchPlan bp =
+        plan_bench(contract, args.shape, args.dtype, args.defines, args.vs, args.pairs);
+    const CasePlan& plan = bp.plans[0];
 
     const Device device = Device::get(args.device);
     const Context context(device);
     EngineOptions options;
     options.cache = args.cache.settings();
     Engine engine(&context, options, SourceProvider(args.sources.dir));
-    const std::vector<PreparedArm> arms = prepare_arms(engine, contract, sets, device);
+    const std::vector<PreparedArm> arms = prepare_arms(engine, contract, bp.sets, device);
 
     CaseBuffers buffers(plan, args.seed, args.bench.input_sets);
     BenchOptions bench_options = args.bench;
     bench_options.select_inputs = [&buffers](int set) { buffers.select(set); };
     Bench bench(device, bench_options);
     const Ceilings ceilings = measure_ceilings(device);
-    const Work work{plan.bytes, plan.flops};
+    const Work work = bp.work();
 
     std::printf("kjit bench %s %s %s on %s (%s, %d SMs), inputs seed %llu\n",
-                contract.name.c_str(), shape_text(contract, shape).c_str(),
-                std::string(dtype_name(dtype)).c_str(), device.name().c_str(),
+                contract.name.c_str(), shape_text(contract, bp.shape).c_str(),
+                std::string(dtype_name(bp.dtype)).c_str(), device.name().c_str(),
                 device.arch().c_str(), device.sm_count(),
                 static_cast<unsigned long long>(args.seed));
     std::printf("  launch: %s (%s)\n", plan.entry().c_str(), bench.describe().c_str());
@@ -75,9 +62,9 @@ int run_bench(BenchArgs& args) {
         std::printf("%s", format_roofline(roofline(work, s, ceilings)).c_str());
         return kOk;
     }
-    const AbbaArm a{defines_text(arms[0].defines), case_launch(arms[0], plans[0], buffers),
+    const AbbaArm a{defines_text(arms[0].defines), case_launch(arms[0], bp.plans[0], buffers),
                     arms[0].provenance};
-    const AbbaArm b{defines_text(arms[1].defines), case_launch(arms[1], plans[1], buffers),
+    const AbbaArm b{defines_text(arms[1].defines), case_launch(arms[1], bp.plans[1], buffers),
                     arms[1].provenance};
     const AbbaResult r = run_abba(bench, a, b, args.pairs);
     std::printf("%s", format_abba(r, a, b).c_str());

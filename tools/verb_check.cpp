@@ -33,31 +33,31 @@ struct Columns {
 };
 
 int run_check(const CheckArgs& args) {
-    const int audit_rc = run_audit(args.sources, {"sm_90"}, args.cache);
+    CheckSummary summary;
+    summary.audit_passed = run_audit(args.sources, {"sm_90"}, args.cache) == kOk;
     // Every check case is planned first: a contract mistake shows without a GPU too.
     const std::vector<CheckCase> cases = default_check_cases();
     const Columns w(cases);
     std::string reason;
     if (!device_available(&reason)) {
         std::printf("\nlaunch checks skipped: %s\n", reason.c_str());
-        return audit_rc;
+        return summary.passed() ? kOk : kFindings;
     }
     const Device device = Device::get(args.device);
     const Context context(device);
     EngineOptions options;
     options.cache = args.cache.settings();
     Engine engine(&context, options, SourceProvider(args.sources.dir));
-    int failed = 0;
     for (const auto& row : engine.prepare({}, check_specs(cases), progress_line("specializing")))
         if (row.error) {
-            ++failed;
+            ++summary.unprepared;
             try {
                 std::rethrow_exception(row.error);
             } catch (const std::exception& e) {
                 std::printf("  %s: %s\n", row.name.c_str(), e.what());
             }
         }
-    if (failed)
+    if (summary.unprepared)
         return kFindings;
     std::printf("\nkjit check on %s (%s, %d SMs), inputs seed %llu\n", device.name().c_str(),
                 device.arch().c_str(), device.sm_count(),
@@ -65,29 +65,28 @@ int run_check(const CheckArgs& args) {
     std::printf("  %-*s %-*s %-*s %-13s %-10s %-11s %-10s %s\n", w.entry, "entry", w.shape, "shape",
                 w.defines, "defines", "grid", "block", "rel L2 err", "tolerance", "result");
     for (const CheckCase& c : cases) {
-        try {
-            const CheckResult r = run_check_case(engine, c, args.seed);
-            failed += r.passed() ? 0 : 1;
-            // One line per output: entry/output, so every buffer the kernel writes is shown.
-            for (const OutputCheck& o : r.outputs) {
-                const std::string entry = r.entry + "/" + o.name;
-                std::printf("  %-*s %-*s %-*s %-13s %-10s %-11.3g %-10.0e %s", w.entry,
-                            entry.c_str(), w.shape, r.shape.c_str(), w.defines, r.defines.c_str(),
-                            r.grid.c_str(), r.block.c_str(), o.error, o.tolerance,
-                            o.passed() ? "ok" : "FAIL");
-                if (o.unwritten)
-                    std::printf(" (%zu elements unwritten)", o.unwritten);
-                std::printf("\n");
-            }
-        } catch (const Error& e) {
-            ++failed;
+        const CheckOutcome outcome = try_check_case(engine, c, args.seed);
+        summary.add(outcome);
+        if (!outcome.result) {
             std::printf("  %-*s %-*s %-*s FAIL: %s\n", w.entry, c.kernel.c_str(), w.shape,
                         c.shape.c_str(), w.defines, defines_text(check_defines(c)).c_str(),
-                        e.what());
+                        outcome.error.c_str());
+            continue;
+        }
+        const CheckResult& r = *outcome.result;
+        // One line per output: entry/output, so every buffer the kernel writes is shown.
+        for (const OutputCheck& o : r.outputs) {
+            const std::string entry = r.entry + "/" + o.name;
+            std::printf("  %-*s %-*s %-*s %-13s %-10s %-11.3g %-10.0e %s", w.entry, entry.c_str(),
+                        w.shape, r.shape.c_str(), w.defines, r.defines.c_str(), r.grid.c_str(),
+                        r.block.c_str(), o.error, o.tolerance, o.passed() ? "ok" : "FAIL");
+            if (o.unwritten)
+                std::printf(" (%zu elements unwritten)", o.unwritten);
+            std::printf("\n");
         }
     }
-    std::printf("check: %d failed\n", failed);
-    return failed || audit_rc ? kFindings : kOk;
+    std::printf("check: %d failed\n", summary.failed);
+    return summary.passed() ? kOk : kFindings;
 }
 } // namespace
 

@@ -50,9 +50,10 @@ int print_fresh(const FreshnessReport& report, const std::string& src) {
             break;
         }
     }
-    const std::size_t stale = report.entries.size();
-    std::printf("fresh: %s\n", stale ? (std::to_string(stale) + " stale").c_str() : "up to date");
-    return stale ? kFindings : kOk;
+    std::printf("fresh: %s\n", report.fresh()
+                                    ? "up to date"
+                                    : (std::to_string(report.entries.size()) + " stale").c_str());
+    return report.fresh() ? kOk : kFindings;
 }
 
 Action add_fresh(CLI::App& app) {

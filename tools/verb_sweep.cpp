@@ -1,6 +1,7 @@
 #include "tools/verbs.hpp"
 
 #include "runtime/context.hpp"
+#include "tuning/sweep_judge.hpp"
 #include "tuning/sweep_report.hpp"
 #include "tuning/sweep_runner.hpp"
 
@@ -53,32 +54,23 @@ int run_sweep_verb(const SweepArgs& args) {
     std::printf("kjit sweep %s: kernel %s, %zu variants (%zu rejected by the constraints)\n",
                 args.file.c_str(), spec.kernel.c_str(), r.rows.size(), r.rejected);
     std::printf("  %s\n", r.provenance.text().c_str());
-    int failed = 0;
+    const int failed = failed_rows(r, o.dry_run);
     if (o.dry_run) {
         std::printf("  dry run: every variant compiled for %s, nothing launched\n",
                     r.provenance.arch.c_str());
         std::printf("  %-32s %-14s %-12s %6s  %s\n", "variant", "grid", "block", "smem", "compile");
-        for (const auto& row : r.rows) {
-            failed += row.error.empty() ? 0 : 1;
+        for (const auto& row : r.rows)
             std::printf("  %-32s %-14s %-12s %6u  %s\n",
                         (row.variant.label() + (row.variant.baseline ? " *" : "")).c_str(),
                         row.variant.grid.str().c_str(), row.variant.block.str().c_str(),
                         row.variant.smem, row.error.empty() ? "ok" : row.error.c_str());
-        }
         std::printf("sweep plan: %zu variants, %d failed to compile, %.0f ms\n", r.rows.size(),
                     failed, r.wall_ms);
         return failed ? kFindings : kOk;
     }
     std::printf("  copy bandwidth %.0f GB/s (device-to-device, this run); * = baseline\n%s",
                 r.copy_gbps, sweep_table(spec, r).c_str());
-    for (const auto& row : r.rows)
-        failed += row.error.empty() && (row.check == "IDENTICAL" || row.check == "-" ||
-                                        row.check.starts_with("within tolerance"))
-                      ? 0
-                      : 1;
-    const std::string out = args.out.empty()
-                                ? std::filesystem::path(args.file).stem().string() + ".out"
-                                : args.out;
+    const std::filesystem::path out = sweep_out_dir(args.file, args.out);
     write_sweep_outputs(spec, r, out);
     std::printf("sweep: %zu variants, %d failed their check or failed, %.0f ms; wrote %s/sweep.csv, "
                 "sweep.json, sweep.svg\n",

@@ -80,4 +80,12 @@ CheckResult run_check_case(Engine& engine, const CheckCase& c, std::uint64_t see
     return r;
 }
 
+CheckOutcome try_check_case(Engine& engine, const CheckCase& c, std::uint64_t seed) {
+    try {
+        return {run_check_case(engine, c, seed), {}};
+    } catch (const Error& e) {
+        return {std::nullopt, e.what()};
+    }
+}
+
 } // namespace kjit

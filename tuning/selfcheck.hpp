@@ -5,6 +5,7 @@
 #include "runtime/engine.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -60,5 +61,26 @@ OutputCheck compare_output(const HostBuffer& got, std::span<const double> want, 
 /// from `seed`, outputs poisoned with the canary first, and compares every output with the
 /// contract's reference.
 CheckResult run_check_case(Engine& engine, const CheckCase& c, std::uint64_t seed);
+
+/// One check case run: its result, or the error that kept it from finishing.
+struct CheckOutcome {
+    std::optional<CheckResult> result;
+    std::string error; ///< what() of the Error run_check_case threw
+    [[nodiscard]] bool passed() const { return result && result->passed(); }
+};
+
+/// run_check_case with an Error caught into the outcome, so that the other cases still run.
+CheckOutcome try_check_case(Engine& engine, const CheckCase& c, std::uint64_t seed);
+
+/// The pass/fail summary of `kjit check`: it passes when the audit passed, every spec was
+/// prepared and every case passed.
+struct CheckSummary {
+    bool audit_passed = true;
+    int unprepared = 0; ///< specs that failed to compile or load: no case is launched then
+    int failed = 0;     ///< cases that failed or did not finish
+    /// Counts one case.
+    void add(const CheckOutcome& outcome) { failed += outcome.passed() ? 0 : 1; }
+    [[nodiscard]] bool passed() const { return audit_passed && unprepared == 0 && failed == 0; }
+};
 
 } // namespace kjit

@@ -51,4 +51,16 @@ void judge_sweep(const SweepSpec& spec, SweepResult& result) {
     }
 }
 
+bool row_passed(const SweepRow& row) {
+    return row.error.empty() && (row.check == "IDENTICAL" || row.check == "-" ||
+                                 row.check.starts_with("within tolerance"));
+}
+
+int failed_rows(const SweepResult& result, bool dry_run) {
+    int failed = 0;
+    for (const SweepRow& row : result.rows)
+        failed += (dry_run ? row.error.empty() : row_passed(row)) ? 0 : 1;
+    return failed;
+}
+
 } // namespace kjit

@@ -135,4 +135,9 @@ void write_sweep_outputs(const SweepSpec& spec, const SweepResult& result, const
     svg << "</svg>\n";
 }
 
+std::filesystem::path sweep_out_dir(const std::filesystem::path& file, const std::string& out) {
+    return out.empty() ? std::filesystem::path(file.stem().string() + ".out")
+                       : std::filesystem::path(out);
+}
+
 } // namespace kjit

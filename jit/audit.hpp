@@ -1,0 +1,63 @@
+#pragma once
+// What `kjit audit` compiles and how it judges the outcome: every kernel with its defaults and
+// with each production define set the shape files inject, for each target arch, beside the
+// linter's findings and the freshness of the embedded sources.
+
+#include "jit/compile_cache.hpp"
+#include "jit/sources.hpp"
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace kjit {
+
+/// A production define set: a shape file's `[[kernel]]` with its defines resolved.
+struct ProductionDefines {
+    std::string name;   ///< the shape file's name for the kernel ("rms_norm_prefill")
+    std::string source; ///< the kernel it compiles ("rms_norm")
+    std::map<std::string, std::string> defines;
+};
+
+/// One compile of an audit.
+struct AuditCompile {
+    std::string label;   ///< the kernel, or the shape file's name for the define set
+    std::string defines; ///< "(defaults)", or the defines as the compiler gets them
+    CompileRequest request;
+};
+
+/// Every kernel of `sources` with its defaults, then with each production define set of it
+/// (each distinct set once, in the order given), each for every arch of `archs`.
+std::vector<AuditCompile> audit_compiles(const SourceSet& sources,
+                                         std::span<const ProductionDefines> production,
+                                         std::span<const std::string> archs);
+
+/// Why the audit does not compare the embedded sources with `kernel_dir`, or nothing when it
+/// does: sources read from a directory (`sources_dir` not empty) are not the embedded ones,
+/// and there is nothing to compare with when `kernel_dir` is not a directory.
+std::optional<std::string> freshness_skip_reason(const std::string& sources_dir,
+                                                 const std::filesystem::path& kernel_dir);
+
+/// How the audit's freshness check came out.
+enum class AuditFreshness { up_to_date, stale, skipped };
+
+/// The outcome of an audit: it passes when every compile succeeded, the linter found nothing
+/// and the embedded sources are not stale.
+struct AuditSummary {
+    std::size_t compiled = 0; ///< compiles that succeeded
+    std::size_t failed = 0;   ///< compiles that failed
+    std::size_t findings = 0; ///< the linter's findings
+    AuditFreshness fresh = AuditFreshness::skipped;
+    [[nodiscard]] bool passed() const {
+        return failed == 0 && findings == 0 && fresh != AuditFreshness::stale;
+    }
+};
+
+/// "up to date", "stale" or "skipped".
+const char* freshness_name(AuditFreshness fresh);
+
+} // namespace kjit

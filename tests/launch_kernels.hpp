@@ -1,0 +1,44 @@
+#pragma once
+// The kernels the launch and hook tests run: PDL producer and consumer (with kjit's pdl.cuh),
+// a cluster-rank writer and an empty kernel, compiled for the context's device.
+
+#include "jit/compiler.hpp"
+#include "jit/hash.hpp"
+#include "jit/sources.hpp"
+#include "runtime/context.hpp"
+#include "runtime/module.hpp"
+
+namespace kjit::test {
+
+inline constexpr const char* kLaunchKernels = R"(#include "pdl.cuh"
+extern "C" __global__ void produce(int* buf, int n, int salt) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    pdl_wait();
+    if (i < n) buf[i] = i * 3 + salt;
+    pdl_launch_dependents();
+}
+extern "C" __global__ void consume(const int* buf, int* out, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    pdl_wait();
+    if (i < n) out[i] = buf[i] + 1;
+}
+extern "C" __global__ void cluster_rank(unsigned* out) {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    if (threadIdx.x == 0) out[blockIdx.x] = r;
+}
+extern "C" __global__ void empty() {}
+)";
+
+/// The test kernels (with kjit's pdl.cuh) loaded into `ctx`.
+inline Module load_test_kernels(const Context& ctx) {
+    SourceSet set;
+    set.add({"launch_tests.cu", "tests/launch_tests.cu", kLaunchKernels,
+             hash128(kLaunchKernels), 0});
+    set.add(*SourceSet::embedded().find("pdl.cuh"));
+    CompileOptions o;
+    o.arch = ctx.device().arch();
+    return Module::load(ctx, compile(set, "launch_tests", o).cubin, "launch_tests");
+}
+
+} // namespace kjit::test

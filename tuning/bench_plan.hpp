@@ -1,0 +1,33 @@
+#pragma once
+// What `kjit bench` runs, decided before a device is touched: the case (shape, dtype), arm A's
+// defines and, for an A B B A comparison, arm B's.
+
+#include "kernels/contract.hpp"
+#include "kernels/plan.hpp"
+#include "tuning/roofline.hpp"
+
+#include <span>
+#include <string>
+#include <vector>
+
+namespace kjit {
+
+/// A bench of one arm, or of two in A B B A order, with every usage error already found.
+struct BenchPlan {
+    ShapeValues shape;
+    DType dtype = DType::f32;
+    std::vector<Defines> sets;   ///< arm A's defines, then arm B's when compared
+    std::vector<CasePlan> plans; ///< per arm
+    /// What one run moves and computes (arm A's plan; both arms size their buffers alike).
+    [[nodiscard]] Work work() const { return {plans.at(0).bytes, plans.at(0).flops}; }
+};
+
+/// Plans a bench of `contract` at `shape` (its bench shape when empty) in `dtype` (its first
+/// when empty): arm A runs its defines with `defines` (NAME=VALUE) over them and, when `vs` is
+/// not empty, arm B runs arm A's with `vs` over them, `pairs` A B pairs; ConfigError on a bad
+/// shape, dtype, define or pair count, and when the arms size a buffer differently.
+BenchPlan plan_bench(const KernelContract& contract, const std::string& shape,
+                     const std::string& dtype, std::span<const std::string> defines,
+                     std::span<const std::string> vs, int pairs);
+
+} // namespace kjit
