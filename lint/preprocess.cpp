@@ -97,9 +97,20 @@ class Walker {
 
     void record_condition(const Directive& d, const std::string& file, std::size_t index) {
         ConditionEvent e{file, index, {}, uncertain_};
-        for (const std::size_t a : condition_reads(d))
-            if (!macros_.contains(d.args[a].text))
+        const std::vector<std::string> tokens = texts(d.args);
+        const auto has = [&](const std::string& name, bool angled) {
+            return std::optional<bool>(lookup(name, angled, {}, {}).found());
+        };
+        for (const std::size_t a : condition_reads(d)) {
+            if (macros_.contains(d.args[a].text))
+                continue;
+            // A name whose value cannot change the outcome is not read: `!defined(__HIPCC__) ||
+            // HIP_VERSION < 40400000` is true whatever HIP_VERSION is.
+            std::vector<std::string> probe = tokens;
+            probe[a] = std::string(kUnknownToken);
+            if (!evaluate_condition(probe, macros_, has))
                 e.undefined.push_back(a);
+        }
         out_.conditions.push_back(std::move(e));
     }
 

@@ -224,6 +224,11 @@ TEST_SUITE("lint") {
         CHECK(lint_source("#ifdef __NVCC__\n#include <cstdio>\n#endif\n#ifndef __CUDA_ARCH__\n"
                           "#if HOST_ONLY_KNOB\n#endif\n#endif\n#if defined(A) and not defined(B)\n#endif\n")
                   .empty());
+        // A name the outcome does not depend on is not read; one it does depend on is.
+        CHECK(lint_source("#if !defined(__HIPCC__) || HIP_ONLY_VERSION < 4\n#endif\n").empty());
+        const auto read = lint_source("#if defined(__CUDACC__) && CUDA_ONLY_KNOB\n#endif\n");
+        REQUIRE(read.size() == 1);
+        CHECK(contains(read[0], "k.cu:1:28: error: #if reads CUDA_ONLY_KNOB"));
         const auto after = lint_source("#include \"gone.cuh\"\n#if FROM_GONE\n#endif\n");
         REQUIRE(after.size() == 1);
         CHECK(contains(after[0], "gone.cuh"));
