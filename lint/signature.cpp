@@ -184,7 +184,16 @@ SignatureReport signatures(const SignatureRequest& r) {
     }
 
     SignatureReport report;
-    std::set<std::string> seen;
+    // Each translation unit is its own program: two .cu files may each define an `extern "C"`
+    // kernel of one name, and both are listed. A kernel is one definition (a header's kernel
+    // is listed once however many units include it); a declaration is listed only where no
+    // unit defines that symbol.
+    std::set<std::string> seen, defined;
+    for (const auto& job : jobs)
+        if (job.unit)
+            for (const auto& e : job.unit->entries)
+                if (e.is_definition && !e.mangled.empty())
+                    defined.insert(e.mangled);
     std::map<std::string, std::string> failed_instantiations; // expression -> first reason
     std::set<std::string> resolved_instantiations;
     for (const auto& job : jobs) {
@@ -200,10 +209,11 @@ SignatureReport signatures(const SignatureRequest& r) {
             }
             if (!e.instantiation.empty())
                 resolved_instantiations.insert(e.instantiation);
-            const std::string key =
-                !e.mangled.empty() ? e.mangled
-                                   : e.pos.file + ":" + std::to_string(e.pos.line) + ":" +
-                                         std::to_string(e.pos.column) + ":" + e.instantiation;
+            if (!e.is_definition && defined.contains(e.mangled))
+                continue;
+            const std::string key = e.mangled + "@" + e.pos.file + ":" +
+                                    std::to_string(e.pos.line) + ":" +
+                                    std::to_string(e.pos.column) + ":" + e.instantiation;
             if (!seen.insert(key).second)
                 continue;
             KernelSignature k;

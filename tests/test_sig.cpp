@@ -125,6 +125,23 @@ TEST_SUITE("lint") {
         CHECK_FALSE(contains(json.out, ": -3"));
     }
 
+    TEST_CASE("each unit is its own program: one extern \"C\" name in two .cu files, twice") {
+        kjit::test::TempDir dir;
+        const std::string c = "extern \"C\" __global__ void same";
+        kjit::test::write_file(dir.path() / "a.cu", c + "(int* x) {}\n");
+        kjit::test::write_file(dir.path() / "b.cu", c + "(float* x, int n) {}\n");
+        kjit::test::write_file(dir.path() / "decl.cuh", c + "(int* x);\n");
+        const auto run = sig(dir.path().string());
+        if (!run)
+            return;
+        INFO(run->out);
+        CHECK(contains(run->out, "a.cu:1:28: same  no __launch_bounds__  1 parameter(s), 8 bytes"));
+        CHECK(contains(run->out,
+                       "b.cu:1:28: same  no __launch_bounds__  2 parameter(s), 12 bytes"));
+        CHECK_FALSE(contains(run->out, "decl.cuh"));
+        CHECK(contains(run->out, "sig: 2 entry point(s), 0 error(s)"));
+    }
+
     TEST_CASE("a template kernel is listed with a note, and with its layout when instantiated") {
         const auto run = sig(kSig.string());
         if (!run)
