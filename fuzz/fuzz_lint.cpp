@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     kjit::SourceSet sources;
     sources.add({"fuzz.cu", "fuzz.cu", text, {}, 0});
     sources.add({"common.cuh", "common.cuh", "#pragma once\n", {}, 0});
-    for (const auto& f : lint_text(*sources.find("fuzz.cu"), sources))
+    for (const auto& f : lint_text(*sources.find("fuzz.cu")))
         (void)f.format();
 
     // The input's own object-like macros feed the evaluator, as `kjit sig` does with a kernel's.

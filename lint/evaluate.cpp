@@ -1,5 +1,6 @@
 #include "lint/evaluate.hpp"
 
+#include "lint/macros.hpp"
 #include "lint/scanner.hpp"
 
 #include <algorithm>
@@ -54,15 +55,22 @@ std::optional<long long> parse_integer(std::string_view s) {
     return static_cast<long long>(v);
 }
 
+// A value of an expression: `known` false when it depends on kUnknownToken.
+struct Value {
+    long long v = 0;
+    bool known = true;
+};
+
 class Evaluator {
   public:
-    explicit Evaluator(std::vector<std::string> tokens) : t_(std::move(tokens)) {}
+    Evaluator(std::vector<std::string> tokens, bool names_are_zero)
+        : t_(std::move(tokens)), names_are_zero_(names_are_zero) {}
 
     std::optional<long long> run() {
-        const auto v = ternary(0);
-        if (!v || p_ != t_.size())
+        const auto v = comma(0);
+        if (!v || p_ != t_.size() || !v->known)
             return std::nullopt;
-        return v;
+        return v->v;
     }
 
   private:
@@ -76,7 +84,16 @@ class Evaluator {
         return false;
     }
 
-    std::optional<long long> ternary(int depth) {
+    // `a, b` is b: reached through variadic macros (`(__VA_ARGS__ + 0)` with "2, 3"), which
+    // the preprocessor accepts in #if.
+    std::optional<Value> comma(int depth) {
+        auto v = ternary(depth + 1);
+        while (v && accept(","))
+            v = ternary(depth + 1);
+        return v;
+    }
+
+    std::optional<Value> ternary(int depth) {
         if (depth > kMaxDepth)
             return std::nullopt;
         auto c = binary(0, depth + 1);
@@ -88,7 +105,9 @@ class Evaluator {
         auto b = ternary(depth + 1);
         if (!b)
             return std::nullopt;
-        return *c ? a : b;
+        if (!c->known)
+            return Value{0, false};
+        return c->v ? a : b;
     }
 
     static int precedence(std::string_view op) {
@@ -141,7 +160,7 @@ class Evaluator {
         return a || b;
     }
 
-    std::optional<long long> binary(int min_prec, int depth) {
+    std::optional<Value> binary(int min_prec, int depth) {
         if (depth > kMaxDepth)
             return std::nullopt;
         auto lhs = unary(depth + 1);
@@ -154,41 +173,82 @@ class Evaluator {
             const auto rhs = binary(prec + 1, depth + 1);
             if (!rhs)
                 return std::nullopt;
-            lhs = apply(op, *lhs, *rhs);
+            // `0 && x` and `1 || x` do not depend on x, known or not.
+            if (op == "&&" && ((lhs->known && !lhs->v) || (rhs->known && !rhs->v))) {
+                lhs = Value{0, true};
+                continue;
+            }
+            if (op == "||" && ((lhs->known && lhs->v) || (rhs->known && rhs->v))) {
+                lhs = Value{1, true};
+                continue;
+            }
+            if (!lhs->known || !rhs->known) {
+                lhs = Value{0, false};
+                continue;
+            }
+            const auto v = apply(op, lhs->v, rhs->v);
+            if (!v)
+                return std::nullopt;
+            lhs = Value{*v, true};
         }
         return lhs;
     }
 
-    std::optional<long long> unary(int depth) {
+    std::optional<Value> unary(int depth) {
         if (depth > kMaxDepth || p_ >= t_.size())
             return std::nullopt;
         const std::string tok = t_[p_++];
         if (tok == "(") {
-            auto v = ternary(depth + 1);
+            auto v = comma(depth + 1);
             if (!v || !accept(")"))
                 return std::nullopt;
             return v;
         }
         if (tok == "-" || tok == "+" || tok == "!" || tok == "~") {
             auto v = unary(depth + 1);
-            if (!v)
-                return std::nullopt;
+            if (!v || !v->known)
+                return v;
             if (tok == "-")
-                return static_cast<long long>(0ULL - static_cast<unsigned long long>(*v));
+                return Value{static_cast<long long>(0ULL - static_cast<unsigned long long>(v->v))};
             if (tok == "!")
-                return !*v;
+                return Value{!v->v};
             if (tok == "~")
-                return ~*v;
+                return Value{~v->v};
             return v;
         }
+        if (tok == kUnknownToken)
+            return Value{0, false};
         if (tok == "true")
-            return 1;
+            return Value{1};
         if (tok == "false")
-            return 0;
-        return parse_integer(tok);
+            return Value{0};
+        if (tok.size() >= 3 && tok.front() == '\'' && tok.back() == '\'')
+            return character(tok);
+        if (is_identifier(tok))
+            return names_are_zero_ ? std::optional<Value>(Value{0}) : std::nullopt;
+        const auto v = parse_integer(tok);
+        if (!v)
+            return std::nullopt;
+        return Value{*v};
+    }
+
+    // 'a', '\n', '\0': the values #if gives plain character literals.
+    static std::optional<Value> character(std::string_view tok) {
+        const std::string_view body = tok.substr(1, tok.size() - 2);
+        if (body.size() == 1)
+            return Value{static_cast<unsigned char>(body[0])};
+        if (body.size() == 2 && body[0] == '\\') {
+            static const std::map<char, long long> kEscapes = {
+                {'n', 10}, {'t', 9},    {'r', 13},   {'0', 0},  {'\\', 92},
+                {'\'', 39}, {'"', 34}, {'a', 7}, {'b', 8}, {'f', 12}, {'v', 11}};
+            if (const auto it = kEscapes.find(body[1]); it != kEscapes.end())
+                return Value{it->second};
+        }
+        return std::nullopt;
     }
 
     std::vector<std::string> t_;
+    bool names_are_zero_;
     std::size_t p_ = 0;
 };
 
@@ -225,7 +285,11 @@ std::optional<long long> evaluate(std::span<const std::string> tokens, const Mac
             return std::nullopt;
         flat.push_back(t);
     }
-    return Evaluator(std::move(flat)).run();
+    return Evaluator(std::move(flat), false).run();
+}
+
+std::optional<long long> evaluate_expanded(std::vector<std::string> tokens) {
+    return Evaluator(std::move(tokens), true).run();
 }
 
 } // namespace kjit::lint

@@ -24,6 +24,8 @@ struct MacroDef {
     std::string name;
     SourcePos pos;
     bool function_like = false;
+    std::vector<std::string> params; ///< a function-like macro's, `...` as `__VA_ARGS__`
+    bool variadic = false;
     std::vector<std::string> body; ///< the replacement list's tokens
 };
 
@@ -33,22 +35,47 @@ struct MacroUse {
     SourcePos pos;
 };
 
-/// One parameter of a `__global__` function, sized for the device (nvptx64).
+/// One parameter of a `__global__` function, sized for the device (nvptx64) as NVRTC lays it
+/// out: an array or function parameter is the pointer it decays to.
 struct KernelParam {
     std::string name;
     std::string type;
-    long long size = -1;  ///< bytes; negative when clang cannot tell (a dependent type)
-    long long align = -1; ///< bytes; negative when clang cannot tell
+    SourcePos pos;
+    long long size = -1;  ///< bytes; -1 when not known (see `error`, `dependent`)
+    long long align = -1; ///< bytes; -1 when not known
+    bool dependent = false; ///< the type depends on a template parameter
+    /// Why the size is not known though the type does not depend on a template parameter
+    /// ("unknown type 'CUtensorMap'"); empty otherwise.
+    std::string error;
 };
 
-/// A `__global__` entry point.
+/// A `__global__` entry point, or one instantiation of a `__global__` template.
 struct EntryPoint {
     std::string name;
-    SourcePos pos;
+    std::string qualified; ///< with its namespaces: "ns::scale"
+    std::string mangled;   ///< the symbol in the PTX: the name itself for `extern "C"`
+    SourcePos pos;         ///< of its definition when the unit has one, else its declaration
     bool is_template = false;
+    bool is_definition = false;
+    std::string instantiation; ///< the name expression this entry instantiates, if any
+    /// An instantiation's integral template arguments by parameter name ("Width" -> 4), which
+    /// `__launch_bounds__(Width * 32)` is evaluated with.
+    std::map<std::string, long long> template_values;
     std::vector<KernelParam> params;
-    /// The tokens of each `__launch_bounds__` argument (max threads, min blocks, ...).
-    std::vector<std::vector<std::string>> launch_bounds;
+    /// The tokens written before the name (`extern "C" __global__ void LB(256)`), macros not
+    /// expanded: `__launch_bounds__` may be spelled through a macro.
+    std::vector<std::string> specifiers;
+    std::string error; ///< an instantiation that names no kernel: clang's reason
+};
+
+/// How to parse a kernel.
+struct ParseOptions {
+    std::map<std::string, std::string> defines; ///< injected as -D NAME=VALUE
+    /// Searched after the kernel sources (IncludeResolver::search_dirs: the toolkit's headers).
+    std::vector<std::string> include_dirs;
+    /// Name expressions of `__global__` template instantiations ("scale<float, 4>"): each one
+    /// the unit resolves becomes an EntryPoint with its instantiated parameters.
+    std::vector<std::string> instantiations;
 };
 
 /// What one parse of a kernel, with one define set, shows.
@@ -75,10 +102,11 @@ class Libclang {
     [[nodiscard]] const std::string& path() const { return path_; }
     /// clang_getClangVersion(): "Debian clang version 14.0.6".
     [[nodiscard]] std::string version() const;
-    /// Parses `file` of `sources` as CUDA device code (what NVRTC sees: sm_90, no host headers)
-    /// with `defines` injected; Error when libclang returns no translation unit. Thread-safe.
+    /// Parses `file` of `sources` as CUDA device code, as NVRTC sees it (sm_90, NVRTC's
+    /// predefined macros and types, no host headers), with `options`; Error when libclang
+    /// returns no translation unit. Thread-safe.
     [[nodiscard]] ParsedUnit parse(const SourceSet& sources, const SourceFile& file,
-                                   const std::map<std::string, std::string>& defines) const;
+                                   const ParseOptions& options) const;
 
     struct Api;
 

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "jit/compiler.hpp"
+#include "lint/preprocess.hpp"
 
 #include <algorithm>
 
@@ -44,13 +45,46 @@ std::string vector_types() {
                 out += std::string(b.type) + " " + fields[i] + "; ";
             out += "};\n";
         }
+    // CUDA 13 adds the 4-vectors of 8-byte elements aligned to 16 and to 32 bytes.
+    for (const auto* b : {"long", "ulong", "longlong", "ulonglong", "double"})
+        for (const int align : {16, 32}) {
+            const auto& base = *std::find_if(std::begin(bases), std::end(bases),
+                                             [&](const Base& x) { return x.name == std::string(b); });
+            out += "struct __attribute__((aligned(" + std::to_string(align) + "))) " + b + "4_" +
+                   std::to_string(align) + "a { " + base.type + " x, y, z, w; };\n";
+        }
     return out + "struct dim3 { unsigned int x, y, z; };\n";
 }
 
-// What NVRTC provides without headers, for a parser that knows CUDA but not NVRTC.
+// The macros NVRTC defines that clang does not define itself the same way (clang defines
+// __cplusplus, __STDC__ and __LP64__; __CUDA_ARCH__ is given on the command line).
+std::string nvrtc_defines() {
+    std::string out;
+    for (const auto& [name, m] : nvrtc_macros("sm_90", nvrtc_version())) {
+        if (m.opaque || m.function_like || name == "__cplusplus" || name == "__STDC__" ||
+            name == "__LP64__" || name == "__CUDA_ARCH__")
+            continue;
+        out += "#define " + name;
+        for (const auto& t : m.body)
+            out += " " + t;
+        out += "\n";
+    }
+    return out;
+}
+
+// What NVRTC provides without headers, for a parser that knows CUDA but not NVRTC: its
+// predefined macros, the CUDA keywords, and the types it declares (NVRTC 13 compiles size_t,
+// ptrdiff_t, the vector types, dim3, cudaTextureObject_t and cudaSurfaceObject_t, cudaStream_t
+// and cudaError_t with no header; intN_t, half, __nv_bfloat16 and CUtensorMap need one).
 std::string prelude() {
-    const int v = nvrtc_version();
-    return vector_types() +
+    return nvrtc_defines() + vector_types() +
+           "typedef __SIZE_TYPE__ size_t;\n"
+           "typedef __PTRDIFF_TYPE__ ptrdiff_t;\n"
+           "typedef unsigned long long cudaTextureObject_t;\n"
+           "typedef unsigned long long cudaSurfaceObject_t;\n"
+           "typedef struct CUstream_st* cudaStream_t;\n"
+           "typedef struct CUevent_st* cudaEvent_t;\n"
+           "typedef enum cudaError { cudaSuccess = 0 } cudaError_t;\n"
            "#define __global__ __attribute__((global))\n"
            "#define __device__ __attribute__((device))\n"
            "#define __host__ __attribute__((host))\n"
@@ -61,18 +95,13 @@ std::string prelude() {
            "#define __noinline__ __attribute__((noinline))\n"
            "#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))\n"
            "#define __grid_constant__\n"
-           "#define __align__(n) __attribute__((aligned(n)))\n"
-           "#define __CUDACC__ 1\n"
-           "#define __CUDACC_RTC__ 1\n"
-           "#define __CUDACC_VER_MAJOR__ " +
-           std::to_string(v / 1000) + "\n#define __CUDACC_VER_MINOR__ " +
-           std::to_string(v % 1000 / 10) + "\n";
+           "#define __align__(n) __attribute__((aligned(n)))\n";
 }
 
 } // namespace
 
 ParsedUnit Libclang::parse(const SourceSet& sources, const SourceFile& file,
-                           const std::map<std::string, std::string>& defines) const {
+                           const ParseOptions& options) const {
     const Api& api = *api_;
     static const std::string prelude_text = prelude();
     std::vector<std::string> names;
@@ -81,8 +110,18 @@ ParsedUnit Libclang::parse(const SourceSet& sources, const SourceFile& file,
     for (const auto& f : sources.files())
         names.push_back(std::string(kRoot) + f.name);
     names.emplace_back(kPrelude);
+    // Each instantiation asked for is a variable after the main file's last line, so every
+    // position in the file stays as it is.
+    std::string main_text;
+    if (!options.instantiations.empty()) {
+        main_text = file.text + "\n";
+        for (std::size_t i = 0; i < options.instantiations.size(); ++i)
+            main_text += "auto* " + std::string(detail::kInstantiation) + std::to_string(i) +
+                         " = &" + options.instantiations[i] + ";\n";
+    }
     for (std::size_t i = 0; i < sources.files().size(); ++i) {
-        const auto& text = sources.files()[i].text;
+        const SourceFile& f = sources.files()[i];
+        const std::string& text = &f == &file && !main_text.empty() ? main_text : f.text;
         unsaved.push_back({names[i].c_str(), text.data(), static_cast<unsigned long>(text.size())});
     }
     unsaved.push_back({names.back().c_str(), prelude_text.data(),
@@ -101,6 +140,13 @@ ParsedUnit Libclang::parse(const SourceSet& sources, const SourceFile& file,
                                   "-nostdlibinc",
                                   "-nostdinc++",
                                   "-w",
+                                  "-ferror-limit=0",
+                                  // NVRTC is neither clang nor gcc: headers that ask (CCCL's
+                                  // compiler detection) take their NVRTC path, as they do there.
+                                  "-U__clang__",
+                                  "-U__GNUC__",
+                                  "-U__GNUC_MINOR__",
+                                  "-U__GNUC_PATCHLEVEL__",
                                   "-U__CUDA_ARCH__",
                                   "-D__CUDA_ARCH__=900",
                                   "-I" + std::string(kRoot),
@@ -108,7 +154,9 @@ ParsedUnit Libclang::parse(const SourceSet& sources, const SourceFile& file,
                                   std::string(kPrelude),
                                   "-include",
                                   "__clang_cuda_builtin_vars.h"};
-    for (const auto& [name, value] : defines)
+    for (const auto& dir : options.include_dirs)
+        args.push_back("-I" + dir);
+    for (const auto& [name, value] : options.defines)
         args.push_back("-D" + name + "=" + value);
     std::vector<const char*> argv;
     for (const auto& a : args)
@@ -142,7 +190,8 @@ ParsedUnit Libclang::parse(const SourceSet& sources, const SourceFile& file,
             out.fatal = true;
         api.clang_disposeDiagnostic(d);
     }
-    detail::read_declarations(api, tu, api.clang_getTranslationUnitCursor(tu), out);
+    detail::read_declarations(api, tu, api.clang_getTranslationUnitCursor(tu),
+                              options.instantiations, out);
     struct Inclusions {
         const Api* api;
         std::vector<std::string>* files;

@@ -3,8 +3,10 @@
 #include "lint/rules.hpp"
 #include "lint/rules_clang.hpp"
 #include "lint/rules_text.hpp"
+#include "lint/rules_walk.hpp"
 
 #include <algorithm>
+#include <set>
 #include <tuple>
 
 namespace kjit::lint {
@@ -12,18 +14,26 @@ namespace kjit::lint {
 LintReport lint(const LintRequest& request) {
     LintReport report;
     const SourceSet& sources = *request.sources;
+    // Without targets: every kernel and .cuh; any other header (.h, .hpp, ...) is linted when a
+    // kernel includes it, since alone it may be host code.
     std::vector<const SourceFile*> files;
     if (request.targets.empty()) {
         for (const auto& f : sources.files())
-            files.push_back(&f);
+            if (f.is_kernel() || f.name.ends_with(".cuh"))
+                files.push_back(&f);
     } else {
         for (const auto& name : request.targets)
             if (const SourceFile* f = sources.find(name))
                 files.push_back(f);
     }
+    const std::set<std::string> reached = lint_walks(request, files, report.findings);
+    for (const auto& name : reached)
+        if (const SourceFile* f = sources.find(name);
+            f && std::find(files.begin(), files.end(), f) == files.end())
+            files.push_back(f);
     report.files = files.size();
     for (const SourceFile* f : files) {
-        auto found = lint_text(*f, sources);
+        auto found = lint_text(*f);
         report.findings.insert(report.findings.end(), found.begin(), found.end());
     }
     if (request.clang) {

@@ -1,8 +1,10 @@
 #pragma once
 // `kjit lint`: source errors NVRTC reports far from their cause, or not at all. The text rules
-// need nothing but the source; the others read a libclang parse (lint/libclang.hpp).
+// need nothing but the source, the directive rules walk the preprocessor's path as NVRTC takes
+// it (lint/preprocess.hpp), the others read a libclang parse (lint/libclang.hpp).
 
 #include "core/diagnostic.hpp"
+#include "jit/include_resolver.hpp"
 #include "jit/sources.hpp"
 #include "lint/injections.hpp"
 #include "lint/libclang.hpp"
@@ -18,8 +20,13 @@ struct LintRequest {
     const SourceSet* sources = nullptr;
     std::vector<std::string> targets; ///< names of the files to lint; empty: every file
     std::vector<Injection> injections;
-    const Libclang* clang = nullptr; ///< nullptr: the text rules only
+    const Libclang* clang = nullptr; ///< nullptr: the rules that need no libclang only
     std::string clang_missing;       ///< why clang is null, for the note that says so
+    /// Where includes lead (the compiler's lookup); nullptr: `sources`, no extra include
+    /// directory, the toolkit's include directories.
+    const IncludeResolver* resolver = nullptr;
+    /// The target architectures: conditions are evaluated with each one's __CUDA_ARCH__.
+    std::vector<std::string> archs = {"sm_90"};
 };
 
 /// The findings, sorted by path, line and column, and notes on what was not checked.

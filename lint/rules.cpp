@@ -11,15 +11,26 @@ const std::vector<Rule> kRules = {
     {"KJ002", Severity::error, true,
      "injected define never read: a define a shape file injects for a kernel that its "
      "preprocessed source never tests or expands"},
-    {"KJ003", Severity::error, true,
-     "condition on an undefined macro: #if/#elif on a name neither defined in the source nor "
-     "injected (it silently evaluates to 0)"},
+    {"KJ003", Severity::error, false,
+     "condition on an undefined macro: a live #if/#elif reads a name no macro defines there "
+     "(not the source, not an injected define set, not NVRTC, not an included toolkit header): "
+     "it silently evaluates to 0"},
     {"KJ004", Severity::warning, true,
      "knob default disagrees with production: an #ifndef default that matches none of the "
      "values the shape files inject"},
     {"KJ005", Severity::error, false,
-     "NVRTC-hostile source: an #include NVRTC cannot find (host headers), unbalanced "
-     "#if/#else/#endif"},
+     "NVRTC-hostile source: a live #include NVRTC cannot find (looked up as the compiler does: "
+     "kernel sources by the name as written, then the toolkit's headers) or cannot compile, "
+     "unbalanced #if/#else/#endif"},
+    {"KJ006", Severity::error, false,
+     "byte-order mark: the file starts with a UTF-8 BOM, which NVRTC rejects as an "
+     "unrecognized token"},
+    {"KJ007", Severity::error, false,
+     "unbalanced #define body: its parentheses or brackets (braces, in a multi-line body) do "
+     "not balance, usually a line continuation '\\' missing before the body's last line"},
+    {"KJ008", Severity::error, false,
+     "#if compares two names neither of which is a macro (`#if MODE == MODE_FAST` with enum "
+     "values): both are 0 to the preprocessor, so the comparison never depends on them"},
 };
 
 } // namespace

@@ -2,60 +2,19 @@
 
 #include "core/names.hpp"
 #include "lint/evaluate.hpp"
+#include "lint/parallel.hpp"
 #include "lint/scanner.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <exception>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
-#include <thread>
 
 namespace kjit::lint {
 
 namespace {
-
-// The names a condition reads as values: not those under `defined`, nor `__has_include(...)`,
-// nor one the condition also tests with `defined` (`defined(X) && X > 2` reads X only if set).
-std::vector<const PpToken*> condition_names(const Directive& d) {
-    std::vector<const PpToken*> out;
-    const auto& a = d.args;
-    std::set<std::string_view> tested;
-    for (std::size_t i = 0; i + 1 < a.size(); ++i)
-        if (a[i].text == "defined")
-            tested.insert(a[i + 1].text == "(" && i + 2 < a.size() ? a[i + 2].text : a[i + 1].text);
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (tested.contains(a[i].text))
-            continue;
-        if (!is_identifier(a[i].text))
-            continue;
-        if (a[i].text == "defined") {
-            if (i + 1 < a.size() && a[i + 1].text == "(")
-                i += 2;
-            else
-                i += 1;
-            continue;
-        }
-        if (is_reserved(a[i].text)) {
-            // __has_include(<x>) and friends take arguments that are no macro names
-            if (i + 1 < a.size() && a[i + 1].text == "(") {
-                int depth = 0;
-                for (++i; i < a.size(); ++i) {
-                    depth += a[i].text == "(" ? 1 : a[i].text == ")" ? -1 : 0;
-                    if (depth == 0)
-                        break;
-                }
-            }
-            continue;
-        }
-        if (a[i].text == "true" || a[i].text == "false")
-            continue;
-        out.push_back(&a[i]);
-    }
-    return out;
-}
 
 // Every name a conditional directive mentions, `defined` operands included.
 void tested_names(const ScannedSource& s, std::set<std::string>& out) {
@@ -133,25 +92,15 @@ struct ParseJob {
     std::string error;
 };
 
-void run_parallel(const Libclang& clang, const SourceSet& sources, std::vector<ParseJob>& jobs) {
-    std::atomic<std::size_t> next{0};
-    auto worker = [&] {
-        for (std::size_t i; (i = next++) < jobs.size();) {
-            try {
-                jobs[i].unit = clang.parse(sources, *jobs[i].file, jobs[i].defines);
-            } catch (const std::exception& e) {
-                jobs[i].error = e.what();
-            }
+void run_parallel(const Libclang& clang, const SourceSet& sources,
+                  const std::vector<std::string>& include_dirs, std::vector<ParseJob>& jobs) {
+    detail::parallel_for(jobs.size(), [&](std::size_t i) {
+        try {
+            jobs[i].unit = clang.parse(sources, *jobs[i].file, {jobs[i].defines, include_dirs, {}});
+        } catch (const std::exception& e) {
+            jobs[i].error = e.what();
         }
-    };
-    const std::size_t n =
-        std::min<std::size_t>(jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
-    std::vector<std::thread> threads;
-    for (std::size_t i = 1; i < n; ++i)
-        threads.emplace_back(worker);
-    worker();
-    for (auto& t : threads)
-        t.join();
+    });
 }
 
 class ClangRules {
@@ -163,9 +112,12 @@ class ClangRules {
         // One parse with the source's own defaults, one per distinct injected define set.
         std::vector<ParseJob> jobs;
         std::map<const SourceFile*, std::vector<std::size_t>> by_file;
-        std::vector<const SourceFile*> kernels, headers;
+        // Both rules compare a kernel with its injected define sets: a kernel no shape file
+        // specializes is not parsed.
+        std::vector<const SourceFile*> kernels;
         for (const SourceFile* f : files)
-            (f->is_kernel() ? kernels : headers).push_back(f);
+            if (f->is_kernel() && !injections(*f).empty())
+                kernels.push_back(f);
         for (const SourceFile* f : kernels) {
             by_file[f].push_back(jobs.size());
             jobs.push_back({f, {}, {}, {}});
@@ -179,8 +131,9 @@ class ClangRules {
                 }
             }
         }
-        run_parallel(*r_.clang, sources_, jobs);
-        std::set<std::string> covered;
+        const std::vector<std::string> include_dirs =
+            r_.resolver ? r_.resolver->search_dirs() : IncludeResolver(sources_).search_dirs();
+        run_parallel(*r_.clang, sources_, include_dirs, jobs);
         for (const SourceFile* f : kernels) {
             std::vector<const ParseJob*> units;
             for (std::size_t j : by_file[f]) {
@@ -191,22 +144,8 @@ class ClangRules {
             }
             if (units.empty())
                 continue;
-            kernel(*f, units);
-            for (const auto* u : units)
-                covered.insert(u->unit->files.begin(), u->unit->files.end());
-        }
-        // A header no linted kernel includes is parsed on its own, for its conditions.
-        std::vector<ParseJob> alone;
-        for (const SourceFile* h : headers)
-            if (!covered.contains(h->name))
-                alone.push_back({h, {}, {}, {}});
-        run_parallel(*r_.clang, sources_, alone);
-        for (const auto& job : alone) {
-            if (!job.unit) {
-                notes_.push_back(job.file->path + ": clang rules not checked: " + job.error);
-                continue;
-            }
-            undefined_conditions(*job.file, {&job});
+            unread_injections(*f, units);
+            disagreeing_defaults(*f, *units.front()->unit);
         }
     }
 
@@ -231,42 +170,6 @@ class ClangRules {
     std::string path_of(const std::string& name) const {
         const SourceFile* f = sources_.find(name);
         return f ? f->path : name;
-    }
-
-    void kernel(const SourceFile& f, const std::vector<const ParseJob*>& units) {
-        undefined_conditions(f, units);
-        unread_injections(f, units);
-        disagreeing_defaults(f, *units.front()->unit);
-    }
-
-    // KJ003
-    void undefined_conditions(const SourceFile& f, const std::vector<const ParseJob*>& units) {
-        std::set<std::string> defined, files;
-        for (const auto* u : units) {
-            for (const auto& m : u->unit->macros)
-                defined.insert(m.name);
-            files.insert(u->unit->files.begin(), u->unit->files.end());
-        }
-        for (const Injection* inj : injections(f))
-            for (const auto& [name, _] : inj->defines)
-                defined.insert(name);
-        // A name defined in any branch counts: the rule is about names defined nowhere.
-        for (const auto& name : files)
-            for (const auto& d : scanned(name).directives)
-                if (d.name == "define" && !d.args.empty())
-                    defined.insert(d.args[0].text);
-        for (const auto& name : files)
-            for (const auto& d : scanned(name).directives) {
-                if (d.name != "if" && d.name != "elif")
-                    continue;
-                for (const PpToken* t : condition_names(d))
-                    if (!defined.contains(t->text))
-                        out_.push_back({path_of(name), t->line, t->column, Severity::error,
-                                        "#" + d.name + " reads " + t->text +
-                                            ", which is neither defined in the source nor "
-                                            "injected: it evaluates to 0",
-                                        "KJ003"});
-            }
     }
 
     // KJ002

@@ -1,9 +1,9 @@
 #include "lint/rules_text.hpp"
 
+#include "lint/macros.hpp"
 #include "lint/scanner.hpp"
 
 #include <algorithm>
-#include <filesystem>
 #include <set>
 #include <string_view>
 
@@ -79,24 +79,19 @@ void lint_continuations(const SourceFile& file, const ScannedSource& scanned,
     }
 }
 
-void lint_directives(const SourceFile& file, const ScannedSource& scanned, const SourceSet& sources,
-                     std::vector<Diagnostic>& out) {
+void lint_conditionals(const SourceFile& file, const ScannedSource& scanned,
+                       std::vector<Diagnostic>& out) {
     auto add = [&](int line, int column, std::string message) {
         out.push_back({file.path, line, column, Severity::error, std::move(message), "KJ005"});
     };
     struct Open {
         const Directive* d;
         bool seen_else;
-        bool compiler_guard; // tests an implementation name: a branch for another compiler
     };
     std::vector<Open> stack;
-    const std::string dir = std::filesystem::path(file.name).parent_path().generic_string();
     for (const auto& d : scanned.directives) {
         if (is_conditional_start(d.name)) {
-            bool guard = false;
-            for (const auto& a : d.args)
-                guard = guard || is_reserved(a.text);
-            stack.push_back({&d, false, guard});
+            stack.push_back({&d, false});
         } else if (is_conditional_else(d.name)) {
             if (stack.empty())
                 add(d.line, d.column, "#" + d.name + " without #if");
@@ -109,27 +104,6 @@ void lint_directives(const SourceFile& file, const ScannedSource& scanned, const
                 add(d.line, d.column, "#endif without #if");
             else
                 stack.pop_back();
-        } else if (d.name == "include" && !d.args.empty()) {
-            if (std::any_of(stack.begin(), stack.end(),
-                            [](const Open& o) { return o.compiler_guard; }))
-                continue;
-            const PpToken& h = d.args[0];
-            if (h.text.size() >= 2 && h.text.front() == '<') {
-                add(h.line, h.column,
-                    "#include " + h.text +
-                        ": NVRTC compiles with no include path, host headers are not found "
-                        "(a kernel includes only kernel sources)");
-            } else if (h.text.size() >= 2 && h.text.front() == '"' && h.text.back() == '"') {
-                const std::string name = h.text.substr(1, h.text.size() - 2);
-                const std::string local =
-                    dir.empty()
-                        ? name
-                        : (std::filesystem::path(dir) / name).lexically_normal().generic_string();
-                if (!sources.find(name) && !sources.find(local))
-                    add(h.line, h.column,
-                        "#include " + h.text +
-                            " names no file among the kernel sources: NVRTC cannot find it");
-            }
         }
     }
     for (const auto& o : stack)
@@ -137,13 +111,73 @@ void lint_directives(const SourceFile& file, const ScannedSource& scanned, const
             "unterminated #" + o.d->name + ": no #endif before the end of the file");
 }
 
+// KJ007: a #define body whose brackets do not balance, most often a body cut short by a line
+// continuation missing on one of its lines (the rest of the body became top-level code).
+void lint_define_brackets(const SourceFile& file, const ScannedSource& scanned,
+                          std::vector<Diagnostic>& out) {
+    for (const auto& d : scanned.directives) {
+        if (d.name != "define" || d.args.empty())
+            continue;
+        const auto def = parse_define(d);
+        if (!def)
+            continue;
+        // A one-line body may open a brace on purpose (`#define BEGIN_NS namespace x {`);
+        // parentheses and square brackets balance in any body.
+        const bool multi_line = d.end_line > d.line;
+        const std::size_t first = d.args.size() - def->second.body.size();
+        std::vector<const PpToken*> open;
+        const PpToken* stray = nullptr;
+        for (std::size_t i = first; i < d.args.size() && !stray; ++i) {
+            const PpToken& t = d.args[i];
+            if (t.text.size() != 1 || (!multi_line && (t.text == "{" || t.text == "}")))
+                continue;
+            const char c = t.text[0];
+            if (c == '(' || c == '[' || c == '{') {
+                open.push_back(&t);
+            } else if (c == ')' || c == ']' || c == '}') {
+                const char want = c == ')' ? '(' : c == ']' ? '[' : '{';
+                if (open.empty() || open.back()->text[0] != want)
+                    stray = &t;
+                else
+                    open.pop_back();
+            }
+        }
+        const std::string& name = def->first;
+        const std::string end = std::to_string(d.end_line);
+        if (stray)
+            out.push_back({file.path, stray->line, stray->column, Severity::error,
+                           "unbalanced '" + stray->text + "' in the #define of " + name +
+                               ": its body (ending on line " + end + ") never opened it",
+                           "KJ007"});
+        else if (!open.empty())
+            out.push_back({file.path, open.back()->line, open.back()->column, Severity::error,
+                           "unbalanced '" + open.back()->text + "' in the #define of " + name +
+                               ": its body ends on line " + end +
+                               " without closing it; a line continuation '\\' may be "
+                               "missing at the end of line " + end,
+                           "KJ007"});
+    }
+}
+
+// KJ006
+void lint_bom(const SourceFile& file, const ScannedSource& scanned,
+              std::vector<Diagnostic>& out) {
+    if (scanned.bom)
+        out.push_back({file.path, 1, 1, Severity::error,
+                       "the file starts with a UTF-8 byte-order mark: NVRTC reads it as an "
+                       "unrecognized token; save the file without it",
+                       "KJ006"});
+}
+
 } // namespace
 
-std::vector<Diagnostic> lint_text(const SourceFile& file, const SourceSet& sources) {
+std::vector<Diagnostic> lint_text(const SourceFile& file) {
     const ScannedSource scanned = scan(file.text);
     std::vector<Diagnostic> out;
+    lint_bom(file, scanned, out);
     lint_continuations(file, scanned, out);
-    lint_directives(file, scanned, sources, out);
+    lint_conditionals(file, scanned, out);
+    lint_define_brackets(file, scanned, out);
     return out;
 }
 

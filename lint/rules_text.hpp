@@ -1,6 +1,6 @@
 #pragma once
-// The rules that need nothing but the text of a source: KJ001 (broken macro continuations)
-// and KJ005 (NVRTC-hostile includes, unbalanced conditionals).
+// The rules that need nothing but the text of one source: KJ001 (broken macro continuations),
+// KJ005's unbalanced conditionals, KJ006 (byte-order mark), KJ007 (unbalanced #define body).
 
 #include "core/diagnostic.hpp"
 #include "jit/sources.hpp"
@@ -9,8 +9,7 @@
 
 namespace kjit::lint {
 
-/// The rules that need only the text (KJ001, KJ005) over `file`, whose includes resolve in
-/// `sources`.
-std::vector<Diagnostic> lint_text(const SourceFile& file, const SourceSet& sources);
+/// The rules that need only the text of `file` (KJ001, KJ005's conditionals, KJ006, KJ007).
+std::vector<Diagnostic> lint_text(const SourceFile& file);
 
 } // namespace kjit::lint

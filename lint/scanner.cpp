@@ -16,6 +16,8 @@ bool is_digit(char c) {
     return c >= '0' && c <= '9';
 }
 
+constexpr std::string_view kBom = "\xEF\xBB\xBF";
+
 struct LChar {
     char c;
     int line;
@@ -29,7 +31,12 @@ std::vector<LChar> logical(std::string_view t) {
     std::vector<LChar> out;
     out.reserve(t.size());
     int line = 1, column = 1;
-    for (std::size_t i = 0; i < t.size(); ++i) {
+    std::size_t i = 0;
+    if (t.starts_with(kBom)) {
+        i = kBom.size();
+        column += static_cast<int>(kBom.size());
+    }
+    for (; i < t.size(); ++i) {
         if (t[i] == '\\') {
             std::size_t j = i + 1;
             if (j + 1 < t.size() && t[j] == '\r' && t[j + 1] == '\n')
@@ -58,8 +65,9 @@ class Lexer {
 
     ScannedSource run() {
         ScannedSource out;
+        out.bom = text_.starts_with(kBom);
         bool line_start = true;
-        bool in_directive = false, want_name = false;
+        bool in_directive = false, want_name = false, spaced = false;
         while (p_ < l_.size()) {
             const char c = l_[p_].c;
             if (c == '\n') {
@@ -71,9 +79,12 @@ class Lexer {
                 continue;
             }
             if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+                spaced = true;
                 ++p_;
                 continue;
             }
+            if (c == '/' && (at(1) == '/' || at(1) == '*'))
+                spaced = true;
             if (c == '/' && at(1) == '/') {
                 const std::size_t begin = l_[p_].offset;
                 while (p_ < l_.size() && l_[p_].c != '\n')
@@ -107,6 +118,8 @@ class Lexer {
                                      (out.directives.back().name == "include" ||
                                       out.directives.back().name == "include_next");
             PpToken tok = next_token(header_name);
+            tok.spaced = spaced;
+            spaced = false;
             if (!in_directive)
                 continue;
             Directive& d = out.directives.back();
@@ -164,6 +177,8 @@ class Lexer {
         } else if (is_ident_start(c)) {
             while (p_ < l_.size() && is_ident_char(l_[p_].c))
                 take();
+            if (p_ < l_.size() && l_[p_].c == '"' && is_raw_prefix(tok.text))
+                raw_string(tok.text);
         } else if (is_digit(c) || (c == '.' && is_digit(at(1)))) {
             while (p_ < l_.size()) {
                 const char d = l_[p_].c;
@@ -201,6 +216,37 @@ class Lexer {
                     }
         }
         return tok;
+    }
+
+    static bool is_raw_prefix(std::string_view s) {
+        return s == "R" || s == "u8R" || s == "uR" || s == "UR" || s == "LR";
+    }
+
+    // R"delim( ... )delim": newlines, quotes and '#' inside belong to the literal.
+    void raw_string(std::string& text) {
+        std::string delim;
+        std::size_t q = p_ + 1;
+        while (q < l_.size() && q - p_ <= 17 && l_[q].c != '(' && l_[q].c != '\n' &&
+               l_[q].c != '"' && l_[q].c != ' ')
+            delim += l_[q++].c;
+        if (q >= l_.size() || l_[q].c != '(')
+            return; // not a raw string after all: the quote starts an ordinary literal
+        const std::string close = ")" + delim + "\"";
+        std::size_t end = q + 1;
+        while (end < l_.size()) {
+            if (l_[end].c == ')' && end + close.size() <= l_.size()) {
+                std::size_t k = 0;
+                while (k < close.size() && l_[end + k].c == close[k])
+                    ++k;
+                if (k == close.size()) {
+                    end += close.size();
+                    break;
+                }
+            }
+            ++end;
+        }
+        for (; p_ < end && p_ < l_.size(); ++p_)
+            text += l_[p_].c;
     }
 
     std::string_view text_;

@@ -15,6 +15,7 @@ struct PpToken {
     std::string text;
     int line = 0;
     int column = 0;
+    bool spaced = false; ///< whitespace or a comment comes right before it
 };
 
 /// `#name args...`: one directive over one logical line.
@@ -30,9 +31,11 @@ struct Directive {
 struct ScannedSource {
     std::vector<Directive> directives;
     std::vector<std::pair<std::size_t, std::size_t>> comments; ///< [begin, end), in order
+    bool bom = false; ///< the text starts with a UTF-8 byte-order mark (read as whitespace)
 };
 
-/// Lexes `text` as the preprocessor does (splices joined, comments skipped); takes any bytes.
+/// Lexes `text` as the preprocessor does (splices joined, comments skipped, raw string literals
+/// read whole); takes any bytes. Columns count bytes, a leading byte-order mark included.
 ScannedSource scan(std::string_view text);
 
 /// The preprocessing tokens of `text` (a define's value).

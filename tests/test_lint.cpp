@@ -1,4 +1,4 @@
-#include "tests/support.hpp"
+#include "tests/lint_support.hpp"
 
 #include "core/names.hpp"
 #include "lint/evaluate.hpp"
@@ -18,28 +18,17 @@
 
 namespace {
 using kjit::test::contains;
+using kjit::test::formatted;
+using kjit::test::join_lines;
+using kjit::test::libclang;
+using kjit::test::lint_dir;
+using kjit::test::lint_source;
 using kjit::test::Run;
 using kjit::test::run_kjit;
 using namespace kjit::lint;
 
-const std::filesystem::path kFixtures = KJIT_SOURCE_DIR "/tests/fixtures/lint";
-const std::filesystem::path kKernels = KJIT_SOURCE_DIR "/kernel_src";
-
-
-std::string join_lines(const std::vector<std::string>& lines) {
-    std::string out;
-    for (const auto& l : lines)
-        out += l + "\n";
-    return out;
-}
-
-const Libclang* libclang() {
-    static std::string why_not;
-    static const std::unique_ptr<Libclang> lib = Libclang::open({}, &why_not);
-    if (!lib)
-        MESSAGE("libclang not found, clang rules not tested: " << why_not);
-    return lib.get();
-}
+const std::filesystem::path& kFixtures = kjit::test::kLintFixtures;
+const std::filesystem::path& kKernels = kjit::test::kKernelSources;
 
 bool needs_clang(const std::string& rule) {
     const auto& r = rules();
@@ -75,28 +64,12 @@ std::vector<std::string> expected_diagnostics(const kjit::SourceSet& set, bool w
     return out;
 }
 
-LintReport lint_dir(const std::filesystem::path& dir, const Libclang* clang) {
-    const kjit::SourceSet set = kjit::SourceSet::from_directory(dir);
-    return lint({&set, {}, find_injections(dir), clang, "not loaded"});
-}
-
-std::vector<std::string> formatted(const LintReport& report) {
-    std::vector<std::string> out;
-    for (const auto& f : report.findings)
-        out.push_back(f.format());
-    std::sort(out.begin(), out.end());
-    return out;
-}
-
 std::vector<kjit::Diagnostic> lint_string(const std::string& text) {
-    kjit::SourceSet set;
-    kjit::SourceFile f{"k.cu", "k.cu", text, {}, 0};
-    set.add(f);
-    return lint_text(f, set);
+    return lint_text({"k.cu", "k.cu", text, {}, 0});
 }
 
 void write(const std::filesystem::path& path, const std::string& text) {
-    std::ofstream(path, std::ios::binary) << text;
+    kjit::test::write_file(path, text);
 }
 } // namespace
 
@@ -135,7 +108,7 @@ TEST_SUITE("lint") {
             contains(r.out, (kFixtures / "kj002_unread_define.toml").string() + ":8:13: error: "));
         CHECK(contains(r.out, "did you mean BLOCK_ROWS? [KJ002]"));
         CHECK(contains(r.out, "warning: default CHUNK=64"));
-        CHECK(contains(r.out, "lint: 10 file(s), 9 error(s), 1 warning(s)"));
+        CHECK(contains(r.out, "lint: 17 file(s), 16 error(s), 1 warning(s)"));
         // One file: its directory's headers resolve, its shape files apply.
         r = run_kjit("lint " + (kFixtures / "kj004_default_differs.cu").string());
         CHECK(r.code == 1);
@@ -147,12 +120,14 @@ TEST_SUITE("lint") {
         INFO(r.out);
         CHECK(r.code == 1);
         CHECK(contains(r.out,
-                       "kjit lint: note: clang rules (KJ002, KJ003, KJ004) skipped: cannot use "
+                       "kjit lint: note: clang rules (KJ002, KJ004) skipped: cannot use "
                        "libclang: /nonexistent/libclang.so.1"));
         CHECK(contains(r.out, "[KJ001]"));
+        CHECK(contains(r.out, "[KJ003]"));
         CHECK(contains(r.out, "[KJ005]"));
+        CHECK(contains(r.out, "[KJ008]"));
         CHECK_FALSE(contains(r.out, "[KJ002]"));
-        CHECK(contains(r.out, "lint: 10 file(s), 7 error(s), 0 warning(s)"));
+        CHECK(contains(r.out, "lint: 17 file(s), 15 error(s), 0 warning(s)"));
         CHECK(kjit::test::run_kjit_in(KJIT_SOURCE_DIR, "lint --libclang /nonexistent/libclang.so.1").code == 0);
     }
 
@@ -248,8 +223,7 @@ TEST_SUITE("lint") {
         CHECK(lint_string("// a comment ending in a backslash \\   \nint y;\n").empty());
         CHECK(lint_string("/* ascii art \\  \n  \\ */\nint y;\n").empty());
         CHECK(lint_string("#define A 1\n#define B(x) \\\n  x\n").empty());
-        CHECK(
-            lint_string("#if defined(__CUDACC_RTC__)\n#else\n#include <cstdio>\n#endif\n").empty());
+        CHECK(lint_source("#if defined(__CUDACC_RTC__)\n#else\n#include <cstdio>\n#endif\n").empty());
         const auto f = lint_string("#define A 1\nint x = 2; \\\nint y;\n");
         REQUIRE(f.size() == 1);
         CHECK(f[0].format() ==
@@ -298,29 +272,6 @@ TEST_SUITE("lint") {
         CHECK(kjit::nearest("RMS_BLCK", {"RMS_BLOCK", "RMS_EPS"}) == Names{"RMS_BLOCK"});
         CHECK(kjit::nearest("BLOCK_ROW", {"BLOCK_COLS", "BLOCK_ROWS"}) == Names{"BLOCK_ROWS"});
         CHECK(kjit::nearest("T_SPLIT", {"MAX_DSTATE"}).empty());
-    }
-
-    TEST_CASE("kjit sig lists entry points with parameter types and sizes and launch bounds") {
-        const std::string file = (kKernels / "rms_norm.cu").string();
-        Run r = run_kjit("sig " + file);
-        INFO(r.out);
-        if (contains(r.out, "needs libclang"))
-            return kjit::test::skip("libclang not found: kjit sig is not exercised");
-        CHECK(r.code == 0);
-        CHECK(contains(r.out, file + ":"));
-        CHECK(contains(
-            r.out, ": rms_norm_f32  __launch_bounds__(RMS_BLOCK=256)  6 parameter(s), 36 bytes"));
-        CHECK(contains(r.out, "const bf16 *__restrict"));
-        CHECK(contains(r.out, "eps"));
-        r = run_kjit("sig --embedded -D RMS_BLOCK=1024");
-        CHECK(contains(r.out, "kernel_src/rms_norm.cu:"));
-        CHECK(contains(r.out, "__launch_bounds__(RMS_BLOCK=1024)"));
-        r = run_kjit("sig --json " + file);
-        CHECK(contains(r.out, "\"name\": \"rms_norm_f32\""));
-        CHECK(contains(r.out, "\"launch_bounds\": [{\"text\": \"RMS_BLOCK\", \"value\": 256}]"));
-        CHECK(contains(r.out, "{\"name\": \"eps\", \"type\": \"float\", \"size\": 4, \"align\": 4, "
-                              "\"offset\": 32}"));
-        CHECK(run_kjit("sig --libclang /nonexistent/libclang.so.1").code == 2);
     }
 
 } // TEST_SUITE

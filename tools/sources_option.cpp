@@ -29,6 +29,15 @@ const Project* SourceOptions::project_file() const {
     return *project_ ? &**project_ : nullptr;
 }
 
+std::vector<std::filesystem::path>
+SourceOptions::include_dirs(const std::vector<std::string>& flags) const {
+    std::vector<std::filesystem::path> dirs(flags.begin(), flags.end());
+    if (const Project* p = project_file())
+        for (const ProjectPath& dir : p->include_dirs)
+            dirs.push_back(dir.path);
+    return dirs;
+}
+
 const SourceChoice& SourceOptions::resolved() const {
     if (!choice_) {
         choice_ = choose_sources(dir, builtin_flags().resolve(), project_file());

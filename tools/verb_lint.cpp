@@ -1,11 +1,13 @@
 #include "tools/verbs.hpp"
 
+#include "jit/include_resolver.hpp"
 #include "lint/lint.hpp"
 #include "lint/report.hpp"
 #include "lint/rules.hpp"
 #include "lint/sources.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <cstdio>
 #include <memory>
 
@@ -16,6 +18,8 @@ struct LintArgs {
     SourceOptions sources;
     std::vector<std::string> files;
     std::vector<std::string> shapes;
+    std::vector<std::string> include_dirs;
+    std::vector<std::string> archs;
     std::string libclang;
     bool embedded = false;
     bool json = false;
@@ -52,8 +56,17 @@ int run_lint(LintArgs& args) {
     std::string why_not;
     const auto clang = lint::Libclang::open(args.libclang, &why_not);
     lint::LintReport all;
+    const std::vector<std::filesystem::path> include_dirs =
+        args.sources.include_dirs(args.include_dirs);
+    std::vector<std::string> archs = args.archs;
+    if (archs.empty() && project)
+        archs = project->archs;
     for (const auto& g : groups) {
+        const IncludeResolver resolver(g.sources, include_dirs);
         lint::LintRequest request{&g.sources, g.targets, explicit_injections, clang.get(), why_not};
+        request.resolver = &resolver;
+        if (!archs.empty())
+            request.archs = archs;
         if (shape_files.empty() && !g.dir.empty())
             request.injections = shape_injections(shape_files_beside(g.dir), &g.sources);
         auto report = lint::lint(request);
@@ -83,6 +96,15 @@ Action add_lint(CLI::App& app) {
     sub->add_option("--shape,--shape-file", args->shapes,
                     "shape files whose injected defines are checked (default: every shape "
                     "file beside the sources)");
+    // Each of these takes one value per use, so FILES may follow.
+    sub->add_option("-I,--include-dir", args->include_dirs,
+                    "an extra include directory, searched after the kernel sources, before the "
+                    "project file's include_dirs and the CUDA toolkit's (as `kjit compile -I`)")
+        ->allow_extra_args(false);
+    sub->add_option("--arch", args->archs,
+                    "a target architecture whose __CUDA_ARCH__ conditions are evaluated with "
+                    "(default: the project file's archs, else sm_90; repeat for several)")
+        ->allow_extra_args(false);
     sub->add_flag("--json", args->json, "print the findings as a JSON array");
     sub->add_flag("--rules", args->rules, "list the rules and exit");
     sub->add_option("--libclang", args->libclang, "the libclang library to open (default: search)");

@@ -1,13 +1,12 @@
 #include "tools/verbs.hpp"
 
 #include "jit/compile_options.hpp"
-#include "lint/evaluate.hpp"
+#include "jit/include_resolver.hpp"
 #include "lint/libclang.hpp"
-#include "lint/report.hpp"
-#include "lint/scanner.hpp"
+#include "lint/signature.hpp"
 #include "lint/sources.hpp"
+#include "lint/verify.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -18,37 +17,14 @@ struct SigArgs {
     SourceOptions sources;
     std::vector<std::string> files;
     std::vector<std::string> defines;
+    std::vector<std::string> include_dirs;
+    std::vector<std::string> instantiations;
     std::string libclang;
+    std::string arch = "sm_90";
     bool embedded = false;
     bool json = false;
+    bool verify = false;
 };
-
-// One launch-bounds argument as written and, when it is a constant, its value.
-struct Bound {
-    std::string text;
-    std::optional<long long> value;
-};
-
-// A parameter's offset in the argument buffer, as cuFuncGetParamInfo reports it.
-std::vector<long long> offsets(const std::vector<lint::KernelParam>& params) {
-    std::vector<long long> out;
-    long long at = 0;
-    for (const auto& p : params) {
-        if (at < 0 || p.size < 0 || p.align <= 0) {
-            out.push_back(-1);
-            at = -1;
-            continue;
-        }
-        at = (at + p.align - 1) / p.align * p.align;
-        out.push_back(at);
-        at += p.size;
-    }
-    return out;
-}
-
-std::string number(long long v) {
-    return v < 0 ? "?" : std::to_string(v);
-}
 
 int run_sig(SigArgs& args) {
     // FILES or --embedded name the sources; otherwise --src, KJIT_KERNEL_DIR or the project.
@@ -66,105 +42,52 @@ int run_sig(SigArgs& args) {
     std::map<std::string, std::string> defines;
     for (const auto& d : args.defines)
         add_define(defines, d);
-    std::string json = "[";
-    std::size_t count = 0;
+    const std::vector<std::filesystem::path> include_dirs =
+        args.sources.include_dirs(args.include_dirs);
+    lint::SignatureReport all;
+    std::vector<lint::VerifyReport> verified;
     for (const auto& g : lint::source_groups(args.files, args.embedded, default_dir)) {
-        std::vector<const SourceFile*> files;
-        if (g.targets.empty())
-            files = g.sources.kernels();
-        for (const auto& t : g.targets)
-            files.push_back(g.sources.find(t));
-        for (const SourceFile* f : files) {
-            const lint::ParsedUnit unit = clang->parse(g.sources, *f, defines);
-            lint::MacroTable macros;
-            for (const auto& m : unit.macros)
-                if (!m.function_like)
-                    macros[m.name] = m.body;
-            for (const auto& [name, value] : defines)
-                macros[name] = lint::tokenize(value);
-            for (const auto& e : unit.entries) {
-                const SourceFile* where = g.sources.find(e.pos.file);
-                const std::string path = where ? where->path : f->path;
-                std::vector<Bound> bounds;
-                for (const auto& arg : e.launch_bounds) {
-                    Bound b;
-                    for (const auto& t : arg)
-                        b.text += t;
-                    b.value = lint::evaluate(arg, macros);
-                    bounds.push_back(std::move(b));
-                }
-                const auto offs = offsets(e.params);
-                const long long bytes = e.params.empty()  ? 0
-                                        : offs.back() < 0 ? -1
-                                                          : offs.back() + e.params.back().size;
-                if (args.json) {
-                    json += std::string(count ? ",\n " : "\n ") +
-                            "{\"path\": " + lint::json_string(path) +
-                            ", \"line\": " + std::to_string(e.pos.line) +
-                            ", \"column\": " + std::to_string(e.pos.column) +
-                            ", \"name\": " + lint::json_string(e.name) +
-                            ", \"template\": " + (e.is_template ? "true" : "false") +
-                            ", \"launch_bounds\": [";
-                    for (std::size_t i = 0; i < bounds.size(); ++i)
-                        json += std::string(i ? ", " : "") +
-                                "{\"text\": " + lint::json_string(bounds[i].text) +
-                                ", \"value\": " +
-                                (bounds[i].value ? std::to_string(*bounds[i].value) : "null") + "}";
-                    json += "], \"params\": [";
-                    for (std::size_t i = 0; i < e.params.size(); ++i) {
-                        const auto& p = e.params[i];
-                        json += std::string(i ? ", " : "") +
-                                "{\"name\": " + lint::json_string(p.name) +
-                                ", \"type\": " + lint::json_string(p.type) +
-                                ", \"size\": " + std::to_string(p.size) +
-                                ", \"align\": " + std::to_string(p.align) +
-                                ", \"offset\": " + std::to_string(offs[i]) + "}";
-                    }
-                    json += "]}";
-                    ++count;
-                    continue;
-                }
-                std::string lb = "no __launch_bounds__";
-                if (!bounds.empty()) {
-                    lb = "__launch_bounds__(";
-                    for (std::size_t i = 0; i < bounds.size(); ++i) {
-                        const Bound& b = bounds[i];
-                        lb += i ? ", " : "";
-                        lb += b.text;
-                        if (b.value && b.text != std::to_string(*b.value))
-                            lb += "=" + std::to_string(*b.value);
-                    }
-                    lb += ")";
-                }
-                std::printf("%s:%d:%d: %s%s  %s  %zu parameter(s), %s bytes\n", path.c_str(),
-                            e.pos.line, e.pos.column, e.name.c_str(),
-                            e.is_template ? " (template)" : "", lb.c_str(), e.params.size(),
-                            number(bytes).c_str());
-                std::size_t w_name = 4, w_type = 4;
-                for (const auto& p : e.params) {
-                    w_name = std::max(w_name, p.name.size());
-                    w_type = std::max(w_type, p.type.size());
-                }
-                if (!e.params.empty())
-                    std::printf("  %2s  %-*s  %-*s  %4s  %5s  %6s\n", "#", static_cast<int>(w_name),
-                                "name", static_cast<int>(w_type), "type", "size", "align",
-                                "offset");
-                for (std::size_t i = 0; i < e.params.size(); ++i) {
-                    const auto& p = e.params[i];
-                    std::printf("  %2zu  %-*s  %-*s  %4s  %5s  %6s\n", i, static_cast<int>(w_name),
-                                p.name.c_str(), static_cast<int>(w_type), p.type.c_str(),
-                                number(p.size).c_str(), number(p.align).c_str(),
-                                number(offs[i]).c_str());
-                }
-                ++count;
-            }
+        const IncludeResolver resolver(g.sources, include_dirs);
+        lint::SignatureRequest request{&g.sources, g.targets, clang.get(),
+                                       {defines, resolver.search_dirs(), args.instantiations}};
+        auto report = lint::signatures(request);
+        if (args.verify) {
+            CompileOptions options;
+            options.arch = args.arch;
+            options.defines = defines;
+            for (const auto& dir : resolver.search_dirs())
+                options.include_dirs.push_back(dir);
+            verified.push_back(lint::verify(report, g.sources, options));
         }
+        all.kernels.insert(all.kernels.end(), std::make_move_iterator(report.kernels.begin()),
+                           std::make_move_iterator(report.kernels.end()));
+        all.notes.insert(all.notes.end(), report.notes.begin(), report.notes.end());
     }
-    if (args.json)
-        std::printf("%s\n", (json + (count ? "\n]" : "]")).c_str());
-    else
-        std::printf("sig: %zu entry point(s)\n", count);
-    return kOk;
+    std::string notes;
+    for (const auto& n : all.notes)
+        notes += "kjit sig: note: " + n + "\n";
+    lint::VerifyReport total;
+    for (const auto& v : verified) {
+        total.units += v.units;
+        total.failed_units += v.failed_units;
+        total.checked += v.checked;
+        total.agreed += v.agreed;
+        total.unchecked += v.unchecked;
+        total.notes.insert(total.notes.end(), v.notes.begin(), v.notes.end());
+    }
+    std::string text = lint::format_signatures(all, args.json);
+    if (args.verify) {
+        const std::string summary = lint::format_verify(total);
+        // The verify notes go to stderr with the others; its summary line follows the listing
+        // (on stderr with --json, so stdout stays one JSON document).
+        const std::size_t last = summary.rfind("verify: ");
+        notes += summary.substr(0, last);
+        (args.json ? notes : text) += summary.substr(last);
+    }
+    std::fwrite(notes.data(), 1, notes.size(), stderr);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    const bool disagree = total.agreed < total.checked;
+    return all.has_errors() || disagree ? kFindings : kOk;
 }
 } // namespace
 
@@ -177,7 +100,22 @@ Action add_sig(CLI::App& app) {
                     "project file's kernels)");
     args->sources.add_to(*sub);
     sub->add_flag("--embedded", args->embedded, "read the copies embedded in this binary");
-    sub->add_option("-D,--define", args->defines, "NAME=VALUE injected as the engine would");
+    // Each of these takes one value per use: `--instantiate 'k<int>' DIR` keeps DIR a file.
+    sub->add_option("-D,--define", args->defines, "NAME=VALUE injected as the engine would")
+        ->allow_extra_args(false);
+    sub->add_option("-I,--include-dir", args->include_dirs,
+                    "an extra include directory, searched after the kernel sources, before the "
+                    "project file's include_dirs and the CUDA toolkit's")
+        ->allow_extra_args(false);
+    sub->add_option("--instantiate", args->instantiations,
+                    "a template kernel's instantiation to list, as a name expression "
+                    "('ns::scale<float, 4>')")
+        ->allow_extra_args(false);
+    sub->add_flag("--verify", args->verify,
+                  "compile each translation unit to PTX with NVRTC and check every listed "
+                  "parameter's size and offset against its .entry");
+    sub->add_option("--arch", args->arch, "the architecture --verify compiles for")
+        ->default_str("sm_90");
     sub->add_flag("--json", args->json, "print the entry points as a JSON array");
     sub->add_option("--libclang", args->libclang, "the libclang library to open (default: search)");
     return [args] { return run_sig(*args); };

@@ -36,6 +36,9 @@ struct SourceOptions {
     void add_project_to(CLI::App& app);
     /// The project file in effect, read once; nullptr when there is none.
     [[nodiscard]] const Project* project_file() const;
+    /// The extra include directories in search order: `flags` (-I), then the project file's.
+    [[nodiscard]] std::vector<std::filesystem::path>
+    include_dirs(const std::vector<std::string>& flags) const;
     /// The sources chosen; prints `sources: ...` on stderr the first time.
     [[nodiscard]] const SourceChoice& choice() const;
     /// choice(), or ConfigError (exit 2) when it is the embedded copies: `verb` reads files.

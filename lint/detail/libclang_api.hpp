@@ -47,7 +47,23 @@ namespace kjit::lint {
     X(clang_formatDiagnostic)                                                                      \
     X(clang_disposeDiagnostic)                                                                     \
     X(clang_getInclusions)                                                                         \
-    X(clang_getClangVersion)
+    X(clang_getClangVersion)                                                                       \
+    X(clang_isInvalidDeclaration)                                                                  \
+    X(clang_isCursorDefinition)                                                                    \
+    X(clang_getCursorUSR)                                                                          \
+    X(clang_getCursorReferenced)                                                                   \
+    X(clang_getCursorSemanticParent)                                                               \
+    X(clang_Cursor_getMangling)                                                                    \
+    X(clang_Cursor_getNumArguments)                                                                \
+    X(clang_Cursor_getArgument)                                                                    \
+    X(clang_getArrayElementType)                                                                   \
+    X(clang_getCanonicalType)                                                                      \
+    X(clang_getRangeEnd)                                                                           \
+    X(clang_getDiagnosticSpelling)                                                                 \
+    X(clang_Cursor_getNumTemplateArguments)                                                        \
+    X(clang_Cursor_getTemplateArgumentKind)                                                        \
+    X(clang_Cursor_getTemplateArgumentValue)                                                       \
+    X(clang_getSpecializedCursorTemplate)
 
 struct Libclang::Api {
 #define KJIT_DECLARE(fn) decltype(&::fn) fn = nullptr;
@@ -69,6 +85,9 @@ namespace detail {
 inline constexpr std::string_view kRoot = "/kjit-src/";
 /// The unsaved file that declares what NVRTC provides without headers.
 inline constexpr std::string_view kPrelude = "/kjit-src/<kjit-prelude>";
+/// The variables a parse appends to the main file, one per instantiation asked for: the Nth
+/// is named kInstantiation + N.
+inline constexpr std::string_view kInstantiation = "__kjit_sig_instantiation_";
 
 /// The set name of a file under kRoot; empty for the prelude and clang's own files.
 std::string set_name(const std::string& path);
@@ -77,9 +96,10 @@ std::string set_name(const std::string& path);
 SourcePos source_pos(const Libclang::Api& api, CXSourceLocation loc);
 
 /// Records the macro definitions, macro uses and `__global__` entry points among the children
-/// of `parent` (namespaces and `extern "C"` blocks walked into) in `out`.
+/// of `parent` (namespaces and `extern "C"` blocks walked into) in `out`, each kernel once (its
+/// definition where the unit has one), and the kernels the kInstantiation variables name.
 void read_declarations(const Libclang::Api& api, CXTranslationUnit tu, CXCursor parent,
-                       ParsedUnit& out);
+                       const std::vector<std::string>& instantiations, ParsedUnit& out);
 
 } // namespace detail
 

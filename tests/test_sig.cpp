@@ -1,0 +1,215 @@
+// `kjit sig` and `kjit sig --verify`: exact parameter layouts or an error at the location,
+// checked against the PTX NVRTC writes.
+#include "tests/lint_support.hpp"
+
+#include "lint/verify.hpp"
+
+#include <doctest/doctest.h>
+
+namespace {
+using kjit::test::contains;
+using kjit::test::Run;
+using kjit::test::run_kjit;
+using namespace kjit::lint;
+
+const std::filesystem::path kSig = KJIT_SOURCE_DIR "/tests/fixtures/sig";
+const std::filesystem::path& kKernels = kjit::test::kKernelSources;
+
+// The lines of `text` that start with `prefix`.
+std::size_t count_lines(const std::string& text, const std::string& prefix) {
+    std::size_t n = 0;
+    for (std::size_t p = 0; p < text.size();) {
+        const std::size_t end = text.find('\n', p);
+        if (text.compare(p, prefix.size(), prefix) == 0)
+            ++n;
+        p = end == std::string::npos ? text.size() : end + 1;
+    }
+    return n;
+}
+
+// kjit sig, or nullopt (and a message) where no libclang loads.
+std::optional<Run> sig(const std::string& args) {
+    if (!kjit::test::libclang())
+        return std::nullopt;
+    return run_kjit("sig " + args);
+}
+} // namespace
+
+TEST_SUITE("lint") {
+
+    TEST_CASE("kjit sig lists entry points with parameter types and sizes and launch bounds") {
+        const std::string file = (kKernels / "rms_norm.cu").string();
+        const auto run = sig(file);
+        if (!run)
+            return;
+        Run r = *run;
+        INFO(r.out);
+        CHECK(r.code == 0);
+        CHECK(contains(r.out, file + ":"));
+        CHECK(contains(
+            r.out, ": rms_norm_f32  __launch_bounds__(RMS_BLOCK=256)  6 parameter(s), 36 bytes"));
+        CHECK(contains(r.out, "const bf16 *__restrict"));
+        CHECK(contains(r.out, "eps"));
+        r = run_kjit("sig --embedded -D RMS_BLOCK=1024");
+        CHECK(contains(r.out, "kernel_src/rms_norm.cu:"));
+        CHECK(contains(r.out, "__launch_bounds__(RMS_BLOCK=1024)"));
+        r = run_kjit("sig --json " + file);
+        CHECK(contains(r.out, "\"name\": \"rms_norm_f32\""));
+        CHECK(contains(r.out, "\"launch_bounds\": [{\"text\": \"RMS_BLOCK\", \"value\": 256}]"));
+        CHECK(contains(r.out, "{\"name\": \"eps\", \"type\": \"float\", \"size\": 4, \"align\": 4, "
+                              "\"offset\": 32}"));
+        CHECK(run_kjit("sig --libclang /nonexistent/libclang.so.1").code == 2);
+    }
+
+    TEST_CASE("sig sizes what NVRTC knows without headers and decays array parameters") {
+        const auto run = sig((kSig / "sig_types.cu").string());
+        if (!run)
+            return;
+        INFO(run->out);
+        CHECK(run->code == 0);
+        const std::string at = (kSig / "sig_types.cu").string() + ":9:28: sig_types  ";
+        CHECK(contains(run->out, at + "no __launch_bounds__  11 parameter(s), 256 bytes"));
+        for (const char* row : {"   0  count   size_t                  8      8       0",
+                                "   1  stride  ptrdiff_t               8      8       8",
+                                "   2  tex     cudaTextureObject_t     8      8      16",
+                                "   3  surf    cudaSurfaceObject_t     8      8      24",
+                                "   4  taps    float *                 8      8      32",
+                                "   5  flag    bool                    1      1      40",
+                                "   7  quad    float4                 16     16      48",
+                                "   9  shape   dim3                   12      4      80",
+                                "  10  map     const SigTensorMap    128     64     128"})
+            CHECK(contains(run->out, row));
+    }
+
+    TEST_CASE("sig lists a header's kernel once, at its definition, with macro launch bounds") {
+        const auto run = sig(kSig.string());
+        if (!run)
+            return;
+        INFO(run->out);
+        // Two kernel files include sig_common.cuh; shared_step is declared, then defined.
+        CHECK(count_lines(run->out, (kSig / "sig_common.cuh").string() + ":18:41: shared_step") ==
+              1);
+        CHECK(contains(run->out, ":18:41: shared_step  __launch_bounds__(SIG_THREADS=128)  2 "
+                                 "parameter(s), 40 bytes"));
+        CHECK_FALSE(contains(run->out, ":16:17: shared_step"));
+        CHECK(count_lines(run->out, (kSig / "sig_common.cuh").string() + ":24:47: widen") == 1);
+    }
+
+    TEST_CASE("a type sig cannot resolve is an error at the parameter, never a guessed size") {
+        const std::string file = (kSig / "unknown_types" / "sig_unknown.cu").string();
+        const auto run = sig(file);
+        if (!run)
+            return;
+        INFO(run->out);
+        CHECK(run->code == 1);
+        CHECK(contains(run->out, file + ":2:28: sig_unknown  no __launch_bounds__  3 parameter(s), "
+                                        "? bytes"));
+        CHECK(contains(run->out, "   1  map   const __grid_constant__ CUtensorMap     ?      ?"));
+        CHECK(contains(run->out, file + ":2:83: error: the type of parameter 'map' (const "
+                                        "__grid_constant__ CUtensorMap) is not known: unknown "
+                                        "type name 'CUtensorMap'"));
+        CHECK(contains(run->out, file + ":2:95: error: the type of parameter 'b' (int8_t) is not "
+                                        "known: unknown type name 'int8_t'"));
+        CHECK(contains(run->out, "sig: 1 entry point(s), 2 error(s)"));
+        // The JSON carries the same messages, and null where the text shows '?'.
+        const Run json = run_kjit("sig --json " + file);
+        CHECK(json.code == 1);
+        CHECK(contains(json.out, "{\"name\": \"map\", \"type\": \"const __grid_constant__ "
+                                 "CUtensorMap\", \"size\": null, \"align\": null, \"offset\": "
+                                 "null}"));
+        CHECK(contains(json.out, "\"severity\": \"error\", \"message\": \"the type of parameter "
+                                 "'map' (const __grid_constant__ CUtensorMap) is not known: "
+                                 "unknown type name 'CUtensorMap'\""));
+        CHECK_FALSE(contains(json.out, ": -1"));
+        CHECK_FALSE(contains(json.out, ": -2"));
+        CHECK_FALSE(contains(json.out, ": -3"));
+    }
+
+    TEST_CASE("each unit is its own program: one extern \"C\" name in two .cu files, twice") {
+        kjit::test::TempDir dir;
+        const std::string c = "extern \"C\" __global__ void same";
+        kjit::test::write_file(dir.path() / "a.cu", c + "(int* x) {}\n");
+        kjit::test::write_file(dir.path() / "b.cu", c + "(float* x, int n) {}\n");
+        kjit::test::write_file(dir.path() / "decl.cuh", c + "(int* x);\n");
+        const auto run = sig(dir.path().string());
+        if (!run)
+            return;
+        INFO(run->out);
+        CHECK(contains(run->out, "a.cu:1:28: same  no __launch_bounds__  1 parameter(s), 8 bytes"));
+        CHECK(contains(run->out,
+                       "b.cu:1:28: same  no __launch_bounds__  2 parameter(s), 12 bytes"));
+        CHECK_FALSE(contains(run->out, "decl.cuh"));
+        CHECK(contains(run->out, "sig: 2 entry point(s), 0 error(s)"));
+    }
+
+    TEST_CASE("a template kernel is listed with a note, and with its layout when instantiated") {
+        const auto run = sig(kSig.string());
+        if (!run)
+            return;
+        INFO(run->out);
+        CHECK(contains(run->out, ":24:47: widen (template)  __launch_bounds__(Width*32)  3 "
+                                 "parameter(s), ? bytes"));
+        CHECK(contains(run->out, ":24:47: note: widen is a template: its parameter layout depends "
+                                 "on the template arguments; list an instantiation with "
+                                 "--instantiate 'sig::widen<...>'"));
+        const Run inst =
+            run_kjit("sig --verify --instantiate 'sig::widen<float, 4>' " + kSig.string());
+        INFO(inst.out);
+        CHECK(contains(inst.out, ":24:47: sig::widen<float, 4>  __launch_bounds__(Width*32=128)  "
+                                 "3 parameter(s), 24 bytes"));
+        CHECK(contains(inst.out, "   2  taps  float *           8      8      16"));
+        CHECK(contains(inst.out, "verify: 4 of 4 kernel(s) agree with the PTX"));
+        const Run none = run_kjit("sig --instantiate 'sig::narrow<int>' " + kSig.string());
+        CHECK(none.code == 1);
+        CHECK(contains(none.out, "--instantiate: error: 'sig::narrow<int>' names no kernel "
+                                 "instantiation in this file: no member named 'narrow' in "
+                                 "namespace 'sig'"));
+    }
+
+    TEST_CASE("sig --verify agrees with the PTX on every fixture and shipped kernel") {
+        if (!kjit::test::libclang())
+            return;
+        const std::string fixtures = KJIT_SOURCE_DIR "/tests/fixtures";
+        for (const std::string& dirs :
+             {kKernels.string(), fixtures + "/sig", fixtures + "/lint_clean", fixtures + "/lint",
+              fixtures + "/contract", std::string("--embedded")}) {
+            const Run r = run_kjit("sig --verify " + dirs);
+            INFO(dirs << "\n" << r.out);
+            const auto at = r.out.find("verify: ");
+            REQUIRE(at != std::string::npos);
+            const std::string summary = r.out.substr(at);
+            const long agreed = std::stol(summary.substr(8));
+            const long checked = std::stol(summary.substr(summary.find(" of ") + 4));
+            CHECK(agreed == checked);
+            CHECK(checked > 0);
+            CHECK_FALSE(contains(r.out, "the PTX disagrees"));
+        }
+        const Run shipped = run_kjit("sig --verify " + kKernels.string());
+        CHECK(shipped.code == 0);
+        CHECK(contains(shipped.out, "verify: 5 of 5 kernel(s) agree with the PTX (0 not checked); "
+                                    "3 translation unit(s) compiled, 0 did not"));
+    }
+
+    TEST_CASE("the PTX reader lays out .param lists and names mangled symbols") {
+        const std::string ptx = ".visible .entry k(\n\t.param .u64 .ptr .global .align 1 k_param_0,\n"
+                                "\t.param .u8 k_param_1,\n\t.param .align 16 .b8 k_param_2[32],\n"
+                                "\t.param .f32 k_param_3\n)\n{\n ret;\n}\n"
+                                ".weak .entry _ZN2ns4stepIfLi4EEEvPT_i()\n{\n}\n";
+        const auto entries = ptx_entries(ptx);
+        REQUIRE(entries.size() == 2);
+        const auto& k = entries.at("k");
+        REQUIRE(k.size() == 4);
+        CHECK(k[0].size == 8);
+        CHECK(k[1].offset == 8);
+        CHECK(k[2].align == 16);
+        CHECK(k[2].size == 32);
+        CHECK(k[2].offset == 16);
+        CHECK(k[3].offset == 48);
+        CHECK(entries.at("_ZN2ns4stepIfLi4EEEvPT_i").empty());
+        CHECK(symbol_name("_ZN2ns4stepIfLi4EEEvPT_i") == "ns::step");
+        CHECK(symbol_name("_Z5scalePfi") == "scale");
+        CHECK(symbol_name("_ZN12_GLOBAL__N_11kEv") == "(anonymous namespace)::k");
+        CHECK(symbol_name("rms_norm_f32") == "rms_norm_f32");
+    }
+
+} // TEST_SUITE
