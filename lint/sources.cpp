@@ -7,24 +7,6 @@
 
 namespace kjit::lint {
 
-namespace {
-
-namespace fs = std::filesystem;
-
-// The set of the tree under `dir`, as the compiler reads it (SourceSet::from_directory: every
-// header is offered NVRTC in memory, so an "x.h" beside a kernel is found). A directory that
-// cannot be read is an environment error naming it (exit 2), never a finding.
-SourceSet tree(const fs::path& dir, const std::string& display_prefix = {}) {
-    try {
-        return SourceSet::from_directory(dir, display_prefix);
-    } catch (const fs::filesystem_error& e) {
-        const fs::path where = e.path1().empty() ? dir : e.path1();
-        throw ConfigError("cannot read the kernel tree: " + e.code().message(), where.string());
-    }
-}
-
-} // namespace
-
 std::vector<SourceGroup> source_groups(const std::vector<std::string>& paths, bool embedded,
                                        const std::filesystem::path& default_dir) {
     std::error_code ec;
@@ -43,7 +25,7 @@ std::vector<SourceGroup> source_groups(const std::vector<std::string>& paths, bo
     for (const auto& p : list) {
         const std::filesystem::path path(p);
         if (std::filesystem::is_directory(path, ec)) {
-            groups.push_back({tree(path), {}, path});
+            groups.push_back({SourceSet::from_directory(path), {}, path});
             continue;
         }
         if (!std::filesystem::exists(path, ec))
@@ -57,7 +39,7 @@ std::vector<SourceGroup> source_groups(const std::vector<std::string>& paths, bo
             return !x.targets.empty() && x.dir == dir;
         });
         if (g == groups.end()) {
-            groups.push_back({tree(dir, path.parent_path().string()), {}, dir});
+            groups.push_back({SourceSet::from_directory(dir, path.parent_path().string()), {}, dir});
             g = std::prev(groups.end());
         }
         g->targets.push_back(path.filename().string());

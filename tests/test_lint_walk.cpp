@@ -66,7 +66,7 @@ Macros defines(const std::string& text) {
 
 TEST_SUITE("lint") {
 
-    TEST_CASE("the resolver looks includes up as NVRTC does: by the name as written, then -I") {
+    TEST_CASE("the resolver looks includes up as NVRTC does: by the name as written then -I") {
         const SourceSet set = set_of({{"k.cu", ""},
                                       {"util.cuh", ""},
                                       {"beside.h", ""},
@@ -97,7 +97,7 @@ TEST_SUITE("lint") {
         CHECK(r.headers(*set.find("sub/a.cuh")).empty());
     }
 
-    TEST_CASE("what lints clean compiles, and what compiles lints clean") {
+    TEST_CASE("what lints clean compiles and what compiles lints clean") {
         // A header's include of its neighbour, <x.cuh> of a kernel source, an .h beside the
         // kernel: the linter and NVRTC (as kjit compiles) agree on each.
         const std::string kernel = "extern \"C\" __global__ void k(float* y) { y[0] = B + H; }\n";
@@ -143,7 +143,7 @@ TEST_SUITE("lint") {
         CHECK(contains(found[0], "cannot open source file \"stdlib.h\" [KJ005]"));
     }
 
-    TEST_CASE("conditions see NVRTC's predefined macros, checked against NVRTC itself") {
+    TEST_CASE("conditions see NVRTC's predefined macros as checked against NVRTC itself") {
         for (const char* arch : {"sm_90", "sm_80"}) {
             const Macros m = nvrtc_macros(arch, kjit::nvrtc_version());
             CHECK_FALSE(m.contains("__NVCC__"));
@@ -285,7 +285,7 @@ TEST_SUITE("lint") {
         std::filesystem::permissions(locked, std::filesystem::perms::owner_all);
         INFO(r.out);
         CHECK(r.code == 2);
-        CHECK(contains(r.out, locked.string() + ": error: cannot read the kernel tree: "
+        CHECK(contains(r.out, locked.string() + ": error: cannot read kernel source tree: "
                                                 "Permission denied"));
     }
 

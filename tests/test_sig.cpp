@@ -81,7 +81,7 @@ TEST_SUITE("lint") {
             CHECK(contains(run->out, row));
     }
 
-    TEST_CASE("sig lists a header's kernel once, at its definition, with macro launch bounds") {
+    TEST_CASE("sig lists a header's kernel once at its definition with macro launch bounds") {
         const auto run = sig(kSig.string());
         if (!run)
             return;
@@ -95,7 +95,7 @@ TEST_SUITE("lint") {
         CHECK(count_lines(run->out, (kSig / "sig_common.cuh").string() + ":24:47: widen") == 1);
     }
 
-    TEST_CASE("a type sig cannot resolve is an error at the parameter, never a guessed size") {
+    TEST_CASE("a type sig cannot resolve is an error at the parameter and never a guessed size") {
         const std::string file = (kSig / "unknown_types" / "sig_unknown.cu").string();
         const auto run = sig(file);
         if (!run)
@@ -125,7 +125,7 @@ TEST_SUITE("lint") {
         CHECK_FALSE(contains(json.out, ": -3"));
     }
 
-    TEST_CASE("each unit is its own program: one extern \"C\" name in two .cu files, twice") {
+    TEST_CASE("each unit is its own program: one extern \"C\" name in two .cu files is listed twice") {
         kjit::test::TempDir dir;
         const std::string c = "extern \"C\" __global__ void same";
         kjit::test::write_file(dir.path() / "a.cu", c + "(int* x) {}\n");
@@ -142,7 +142,7 @@ TEST_SUITE("lint") {
         CHECK(contains(run->out, "sig: 2 entry point(s), 0 error(s)"));
     }
 
-    TEST_CASE("a template kernel is listed with a note, and with its layout when instantiated") {
+    TEST_CASE("a template kernel is listed with a note and with its layout when instantiated") {
         const auto run = sig(kSig.string());
         if (!run)
             return;
