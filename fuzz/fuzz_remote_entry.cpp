@@ -1,7 +1,8 @@
 // libFuzzer target for the remote tier's signed envelope and its Redis address parser: any
 // bytes are opened or refused with a reason, never crash; an envelope refuses every change to
 // a signed entry, a replay under another key, an unsigned entry where a secret is set, and
-// anything signed with another secret. fuzz/run.sh builds and runs it.
+// anything signed with another secret, and an entry with an empty CUBIN. fuzz/run.sh builds and
+// runs it.
 #include "jit/remote/redis_client.hpp"
 #include "jit/remote/remote_entry.hpp"
 
@@ -46,7 +47,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const kjit::CacheEntry built{kKey, std::string(bytes.substr(1, split)),
                                  std::string(bytes.substr(1 + split))};
     const std::string envelope = kjit::encode_remote_entry(built, &secret());
+    problem.clear();
     const auto back = kjit::decode_remote_entry(envelope, kKey, &secret(), &problem);
+    // An empty CUBIN is never served (docs/bad-input.md), signed or not: refused with a reason.
+    if (built.payload.empty()) {
+        if (back || problem.empty())
+            __builtin_trap();
+        return 0;
+    }
     if (!back || back->meta != built.meta || back->payload != built.payload)
         __builtin_trap();
     if (kjit::peek_remote_meta(envelope) != built.meta)
