@@ -38,7 +38,8 @@ struct Fd {
 
 } // namespace
 
-std::string read_text_file(const std::filesystem::path& path, std::string_view what) {
+std::string read_text_file(const std::filesystem::path& path, std::string_view what,
+                           std::uint64_t max_bytes) {
     const auto fail = [&](const std::string& reason) -> std::string {
         throw ConfigError("cannot read " + std::string(what) + ": " + reason, path.string());
     };
@@ -55,9 +56,9 @@ std::string read_text_file(const std::filesystem::path& path, std::string_view w
         return fail(std::string("it is ") + kind_of(st.st_mode) + ", not a regular file");
     }
     const auto size = static_cast<std::uint64_t>(st.st_size);
-    if (size > kMaxInputFileBytes)
+    if (size > max_bytes)
         return fail("it is " + std::to_string(size) + " bytes, more than the " +
-                    std::to_string(kMaxInputFileBytes >> 20) + " MiB kjit reads from one file");
+                    std::to_string(max_bytes >> 20) + " MiB kjit reads from one file");
     std::string text;
     text.resize(static_cast<std::size_t>(size));
     std::size_t done = 0;

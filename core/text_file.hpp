@@ -14,7 +14,8 @@ inline constexpr std::uint64_t kMaxInputFileBytes = 64ull << 20;
 /// directory, a FIFO, a device (/dev/zero) or a socket is refused, and so is a file over
 /// kMaxInputFileBytes. ConfigError at `path`: `cannot read WHAT: REASON` ("Is a directory",
 /// "it is a character device, not a regular file", "it is N bytes, more than the 64 MiB kjit
-/// reads from one file").
-std::string read_text_file(const std::filesystem::path& path, std::string_view what);
+/// reads from one file"). `max_bytes` raises the cap for a larger kind of input (a binary).
+std::string read_text_file(const std::filesystem::path& path, std::string_view what,
+                           std::uint64_t max_bytes = kMaxInputFileBytes);
 
 } // namespace kjit

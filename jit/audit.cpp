@@ -30,16 +30,6 @@ std::vector<AuditCompile> audit_compiles(const SourceSet& sources,
     return out;
 }
 
-std::optional<std::string> freshness_skip_reason(const std::string& sources_dir,
-                                                 const std::filesystem::path& kernel_dir) {
-    if (!sources_dir.empty())
-        return "sources read from " + sources_dir + ", not embedded";
-    std::error_code ec;
-    if (!std::filesystem::is_directory(kernel_dir, ec))
-        return "no kernel directory at " + kernel_dir.string();
-    return std::nullopt;
-}
-
 const char* freshness_name(AuditFreshness fresh) {
     switch (fresh) {
     case AuditFreshness::up_to_date:

@@ -7,9 +7,7 @@
 #include "jit/sources.hpp"
 
 #include <cstddef>
-#include <filesystem>
 #include <map>
-#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -35,12 +33,6 @@ struct AuditCompile {
 std::vector<AuditCompile> audit_compiles(const SourceSet& sources,
                                          std::span<const ProductionDefines> production,
                                          std::span<const std::string> archs);
-
-/// Why the audit does not compare the embedded sources with `kernel_dir`, or nothing when it
-/// does: sources read from a directory (`sources_dir` not empty) are not the embedded ones,
-/// and there is nothing to compare with when `kernel_dir` is not a directory.
-std::optional<std::string> freshness_skip_reason(const std::string& sources_dir,
-                                                 const std::filesystem::path& kernel_dir);
 
 /// How the audit's freshness check came out.
 enum class AuditFreshness { up_to_date, stale, skipped };

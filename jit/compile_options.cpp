@@ -71,14 +71,20 @@ bool is_real_arch(const std::string& arch) {
     return digits > 0 && digits <= 4 && (rest.empty() || rest == "a" || rest == "f");
 }
 
-void CompileOptions::check() const {
+std::string arch_problem(const std::string& arch) {
     if (arch.starts_with("compute_"))
-        throw ConfigError("architecture '" + arch +
-                          "' is virtual: it has no machine code, and NVRTC returns an empty "
-                          "CUBIN for it; name a real one (sm_" +
-                          arch.substr(8) + ")");
+        return "architecture '" + arch +
+               "' is virtual: it has no machine code, and NVRTC returns an empty CUBIN for it; "
+               "name a real one (sm_" +
+               arch.substr(8) + ")";
     if (!is_real_arch(arch))
-        throw ConfigError("bad architecture '" + arch + "': expected sm_NN (sm_90, sm_90a)");
+        return "bad architecture '" + arch + "': expected sm_NN (sm_90, sm_90a)";
+    return {};
+}
+
+void CompileOptions::check() const {
+    if (const std::string problem = arch_problem(arch); !problem.empty())
+        throw ConfigError(problem);
     for (const auto& [name, value] : defines) {
         if (!is_identifier(name))
             throw ConfigError("bad define '" + name + "=" + value +

@@ -48,6 +48,10 @@ struct CompileOptions {
 /// True for a real architecture's name: "sm_" then digits, then optionally 'a' or 'f'.
 bool is_real_arch(const std::string& arch);
 
+/// Why `arch` names no machine code (a virtual `compute_NN`, a malformed name), or empty for a
+/// real architecture. Whether this NVRTC knows it is asked at the compile (check_options()).
+std::string arch_problem(const std::string& arch);
+
 /// Parses "NAME=VALUE" (or "NAME", meaning 1) into defines; ConfigError on a bad name, or a
 /// value with a line break or a NUL.
 void add_define(std::map<std::string, std::string>& defines, const std::string& assignment);

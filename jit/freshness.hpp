@@ -1,5 +1,6 @@
 #pragma once
 
+#include "jit/embed_manifest.hpp"
 #include "jit/sources.hpp"
 
 #include <cstdint>
@@ -11,40 +12,40 @@ namespace kjit {
 
 /// How a file is out of date.
 enum class Staleness {
-    new_file,     ///< on disk, not embedded: the binary predates it
-    stale,        ///< embedded with other contents than the file on disk has now
-    missing,      ///< embedded, no longer on disk
-    binary_older, ///< a binary built before a source on disk last changed
+    new_file, ///< on disk, not embedded: the binary predates it
+    stale,    ///< embedded with other contents than the file on disk has now
+    missing,  ///< embedded, no longer on disk
 };
 
 /// One out-of-date file.
 struct FreshnessEntry {
     Staleness kind = Staleness::stale;
-    std::string path;   ///< the source's path; for binary_older, the binary
-    std::string source; ///< binary_older: the source on disk that is newer than the binary
-    Hash128 embedded_hash;              ///< stale
-    Hash128 disk_hash;                  ///< stale
+    std::string path;                   ///< the file on disk; missing: the embedded copy's path
+    Hash128 embedded_hash;              ///< stale, missing
+    Hash128 disk_hash;                  ///< new_file, stale
     std::int64_t embedded_mtime_ns = 0; ///< stale, missing: when the embedded copy was taken
-    std::int64_t disk_mtime_ns = 0;     ///< new_file, stale, binary_older: the file on disk
-    std::int64_t binary_mtime_ns = 0;   ///< binary_older: when the binary was built
+    std::int64_t disk_mtime_ns = 0;     ///< new_file, stale: the file on disk
 };
 
-/// The sources a binary embeds against the files on disk, and binaries against the sources.
+/// The sources a binary embeds against the files on disk.
 struct FreshnessReport {
     std::size_t embedded_files = 0;
-    /// In order: new and stale files (in the disk set's order), missing files (in the
-    /// embedded set's order), then, per binary, each source newer than it.
+    /// In order: new and stale files (in the disk set's order), then missing files (in the
+    /// manifest's order).
     std::vector<FreshnessEntry> entries;
     [[nodiscard]] bool fresh() const { return entries.empty(); }
 };
 
-/// Compares `embedded` with `disk` by content hash, and each binary's mtime with every file of
-/// `disk`; ConfigError naming a binary that cannot be stat'ed.
-FreshnessReport check_freshness(const SourceSet& embedded, const SourceSet& disk,
-                                const std::vector<std::filesystem::path>& binaries = {});
+/// The manifest of the sources `set` holds (this binary's: SourceSet::embedded()); `prefix`
+/// empty: the directory the first file's path shows.
+EmbedManifest manifest_of(const SourceSet& set, const std::string& prefix = {});
 
-/// check_freshness() of this binary's embedded sources against the files under `dir`.
-FreshnessReport check_freshness(const std::filesystem::path& dir,
-                                const std::vector<std::filesystem::path>& binaries = {});
+/// Compares the files a binary embeds (its manifest) with `disk`, by content hash.
+FreshnessReport check_freshness(const EmbedManifest& embedded, const SourceSet& disk);
+
+/// The manifest of `binary` that records the tree `disk` is: the one that shares the most file
+/// names with it. ConfigError at the binary when it embeds no kernel tree (it was not built
+/// with kjit_embed_kernels()) or none of its trees shares a name with `disk`.
+EmbedManifest manifest_for(const std::filesystem::path& binary, const SourceSet& disk);
 
 } // namespace kjit

@@ -2,9 +2,9 @@
 
 #include "core/error.hpp"
 #include "core/toml.hpp"
+#include "jit/compile_options.hpp"
 
 #include <algorithm>
-#include <regex>
 
 namespace kjit {
 
@@ -61,7 +61,7 @@ Project Project::load(const fs::path& file) {
     const TomlDocument doc = TomlDocument::load(display_path(absolute), "project file");
     const TomlTable root = doc.root();
     root.only_keys({"kernels", "include_dirs", "shape_files", "sweep_files", "baselines", "tuned",
-                    "archs"},
+                    "archs", "binaries"},
                    "the project file");
     const fs::path dir = absolute.parent_path();
     Project p;
@@ -78,12 +78,13 @@ Project Project::load(const fs::path& file) {
         p.baselines = project_path(dir, *n, "baselines", Must::nothing);
     if (const auto n = root.get("tuned"))
         p.tuned = project_path(dir, *n, "tuned", Must::nothing);
+    if (const auto n = root.get("binaries"))
+        p.binaries = project_paths(dir, *n, "binaries", Must::nothing);
     if (const auto n = root.get("archs")) {
-        static const std::regex arch(R"(sm_\d+[af]?)");
         for (const TomlNode& item : n->array("archs").items()) {
             std::string a = item.string("archs");
-            if (!std::regex_match(a, arch))
-                item.fail("'" + a + "' is not a target architecture (sm_90, sm_100a, ...)");
+            if (const std::string problem = arch_problem(a); !problem.empty())
+                item.fail(problem);
             p.archs.push_back(std::move(a));
         }
     }

@@ -32,6 +32,9 @@ struct Project {
     std::optional<ProjectPath> baselines;  ///< `baselines`: the digest baselines' directory
     std::optional<ProjectPath> tuned;      ///< `tuned`: the tuned table's file
     std::vector<std::string> archs;        ///< `archs`: target architectures ("sm_90")
+    /// `binaries`: the programs built with kjit_embed_kernels() that `kjit fresh` compares with
+    /// the sources (they need not exist when the file is read: a fresh clone has not built them)
+    std::vector<ProjectPath> binaries;
 
     /// Parses `file`; ConfigError at file:line:col for a syntax error, an unknown key, a wrong
     /// type, a bad arch, or a kernel directory, include directory, shape or sweep file that

@@ -18,6 +18,7 @@ namespace {
 struct EmbeddedBlock {
     const detail::EmbeddedFile* files;
     std::size_t count;
+    const char* manifest;
 };
 
 std::vector<EmbeddedBlock>& embedded_blocks() {
@@ -37,9 +38,9 @@ std::string SourceFile::kernel_name() const {
     return is_kernel() ? name.substr(0, name.size() - 3) : name;
 }
 
-detail::EmbeddedRegistrar::EmbeddedRegistrar(const EmbeddedFile* files,
-                                             std::size_t count) noexcept {
-    embedded_blocks().push_back({files, count});
+detail::EmbeddedRegistrar::EmbeddedRegistrar(const EmbeddedFile* files, std::size_t count,
+                                             const char* manifest) noexcept {
+    embedded_blocks().push_back({files, count, manifest});
 }
 
 SourceSet SourceSet::embedded() {

@@ -106,9 +106,11 @@ struct EmbeddedFile {
     std::uint64_t hash_hi;
     std::int64_t mtime_ns;
 };
-/// A static instance in the generated file adds its files to SourceSet::embedded().
+/// A static instance in the generated file adds its files to SourceSet::embedded(). It is
+/// handed the block's manifest (jit/embed_manifest.hpp) too, which keeps that in the binary.
 struct EmbeddedRegistrar {
-    EmbeddedRegistrar(const EmbeddedFile* files, std::size_t count) noexcept;
+    EmbeddedRegistrar(const EmbeddedFile* files, std::size_t count,
+                      const char* manifest) noexcept;
 };
 } // namespace detail
 

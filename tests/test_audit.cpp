@@ -53,15 +53,6 @@ TEST_CASE("the audit compiles every kernel with its defaults and each production
     CHECK(one[0].request.options.defines.empty());
 }
 
-TEST_CASE("the audit checks freshness only for embedded sources against a kernel directory") {
-    test::TempDir dir;
-    CHECK_FALSE(freshness_skip_reason("", dir.path()).has_value());
-    CHECK(freshness_skip_reason("my/kernels", dir.path()) ==
-          "sources read from my/kernels, not embedded");
-    CHECK(freshness_skip_reason("", dir.path() / "none") ==
-          "no kernel directory at " + (dir.path() / "none").string());
-}
-
 TEST_CASE("the audit passes with every compile ok and no finding and no stale source") {
     AuditSummary s;
     s.compiled = 5;

@@ -203,26 +203,35 @@ TEST_CASE("kjit cache stats and ls and why and clear describe the cache") {
     CHECK(run_kjit("cache", env).code == 2);
 }
 
-TEST_CASE("kjit fresh names stale and new and missing sources and stale binaries") {
+TEST_CASE("kjit fresh names stale and new and missing sources of this kjit and of a binary") {
     kjit::test::TempDir dir;
     const auto src = dir.path() / "kernel_src";
     std::filesystem::copy(KJIT_SOURCE_DIR "/kernel_src", src);
-    for (const auto& e : std::filesystem::directory_iterator(KJIT_SOURCE_DIR "/kernel_src"))
-        std::filesystem::last_write_time(src / e.path().filename(), e.last_write_time());
     Run r = run_kjit("fresh --src " + src.string());
     INFO(r.out);
     CHECK(r.code == 0);
+    CHECK(contains(r.out, "kjit fresh: this kjit: "));
+    CHECK(contains(r.out, "fresh: up to date"));
+    // The same comparison from the manifest in the binary's bytes.
+    r = run_kjit("fresh --src " + src.string() + " --binary " + KJIT_BINARY);
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "kjit fresh: " + std::string(KJIT_BINARY) + ": "));
     CHECK(contains(r.out, "fresh: up to date"));
     std::ofstream(src / "rms_norm.cu", std::ios::app) << "// edited\n";
     std::ofstream(src / "scan.cu") << "// new kernel\n";
     std::filesystem::remove(src / "common.cuh");
-    r = run_kjit("fresh --src " + src.string() + " --binary " + KJIT_BINARY);
-    CHECK(r.code == 1);
-    CHECK(contains(r.out, "stale    " + (src / "rms_norm.cu").string()));
-    CHECK(contains(r.out, "new      " + (src / "scan.cu").string()));
-    CHECK(contains(r.out, "missing  kernel_src/common.cuh"));
-    CHECK(contains(r.out, std::string("stale    ") + KJIT_BINARY));
-    CHECK(contains(r.out, "fresh: 5 stale"));
+    for (const std::string binary : {std::string(), " --binary " + std::string(KJIT_BINARY)}) {
+        r = run_kjit("fresh --src " + src.string() + binary);
+        CHECK(r.code == 1);
+        CHECK(contains(r.out, "stale    " + (src / "rms_norm.cu").string()));
+        CHECK(contains(r.out, "new      " + (src / "scan.cu").string()));
+        CHECK(contains(r.out, "missing  kernel_src/common.cuh"));
+        CHECK(contains(r.out, "fresh: 3 stale"));
+    }
+    // A program that embeds no kernel tree has nothing to compare.
+    r = run_kjit("fresh --src " + src.string() + " --binary /bin/sh");
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, "/bin/sh: error: the binary embeds no kernel sources"));
 }
 
 } // TEST_SUITE

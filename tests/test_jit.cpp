@@ -230,7 +230,7 @@ TEST_CASE("a fallback that names no [[kernel]] is an error where it is named") {
                          ConfigError);
 }
 
-TEST_CASE("freshness reports new and stale and missing files and binaries older than a source") {
+TEST_CASE("freshness compares a binary's manifest with the sources by content") {
     const auto file = [](std::string name, std::string text, std::int64_t mtime) {
         return SourceFile{name, "src/" + name, text, hash128(text), mtime};
     };
@@ -239,16 +239,14 @@ TEST_CASE("freshness reports new and stale and missing files and binaries older 
     embedded.add(file("b.cu", "old", 20));
     embedded.add(file("gone.cuh", "x", 30));
     disk.add(file("a.cu", "same", 11));
-    disk.add(file("b.cu", "new", 2'000'000'000'000'000'000));
+    // An edit that keeps the size and sets the mtime back is still seen: content is compared.
+    disk.add(file("b.cu", "new", 5));
     disk.add(file("c.cuh", "added", 12));
-    test::TempDir dir;
-    const auto binary = dir.path() / "kjit";
-    write_file(binary, "");
 
-    const FreshnessReport r = check_freshness(embedded, disk, {binary});
+    const FreshnessReport r = check_freshness(manifest_of(embedded, "src"), disk);
     CHECK_FALSE(r.fresh());
     CHECK(r.embedded_files == 3);
-    REQUIRE(r.entries.size() == 4);
+    REQUIRE(r.entries.size() == 3);
     CHECK(r.entries[0].kind == Staleness::stale);
     CHECK(r.entries[0].path == "src/b.cu");
     CHECK(r.entries[0].embedded_hash == hash128("old"));
@@ -258,14 +256,54 @@ TEST_CASE("freshness reports new and stale and missing files and binaries older 
     CHECK(r.entries[1].path == "src/c.cuh");
     CHECK(r.entries[2].kind == Staleness::missing);
     CHECK(r.entries[2].path == "src/gone.cuh");
-    CHECK(r.entries[3].kind == Staleness::binary_older); // only b.cu is newer than the binary
-    CHECK(r.entries[3].path == binary.string());
-    CHECK(r.entries[3].source == "src/b.cu");
-    CHECK(r.entries[3].binary_mtime_ns > 0);
+    CHECK(check_freshness(manifest_of(embedded), embedded).fresh());
+}
 
-    CHECK(check_freshness(embedded, embedded).fresh());
-    CHECK_THROWS_WITH_AS((void)check_freshness(embedded, disk, {dir.path() / "none"}),
-                         doctest::Contains("cannot stat binary"), ConfigError);
+TEST_CASE("a manifest is found in a binary's bytes and round-trips") {
+    EmbedManifest m;
+    m.prefix = "kernels";
+    m.files = {{"a.cu", hash128("a"), 17}, {"sub dir/b:2.cuh", hash128("b"), -1}};
+    const std::string text = format_manifest(m);
+    EmbedManifest other_tree = m;
+    other_tree.prefix = "other";
+    // Among other bytes, after a header that leads nowhere; the same manifest twice (as debug
+    // information repeats it) counts once.
+    std::string bytes = std::string("\x7f" "ELF\0\0", 6) + text.substr(0, 30) + '\0' + text +
+                        std::string(100, '\0') + text + format_manifest(other_tree);
+    const auto found = find_manifests(bytes);
+    REQUIRE(found.size() == 2);
+    CHECK(found[1].prefix == "other");
+    CHECK(found[0].prefix == "kernels");
+    REQUIRE(found[0].files.size() == 2);
+    CHECK(found[0].files[1].name == "sub dir/b:2.cuh");
+    CHECK(found[0].files[1].hash == hash128("b"));
+    CHECK(found[0].files[1].mtime_ns == -1);
+    CHECK(format_manifest(found[0]) == text);
+    // A cut or altered manifest is not read as one.
+    CHECK(find_manifests(text.substr(0, text.size() - 1)).empty());
+    std::string bad = text;
+    bad[bad.find("a.cu") - 2] = 'x'; // the length before the name
+    CHECK(find_manifests(bad).empty());
+
+    test::TempDir dir;
+    write_file(dir.path() / "app", bytes);
+    CHECK(read_manifests(dir.path() / "app").size() == 2);
+    SourceSet disk;
+    disk.add({"a.cu", "kernels/a.cu", "a", hash128("a"), 0});
+    CHECK(manifest_for(dir.path() / "app", disk).prefix == "kernels");
+    SourceSet other;
+    other.add({"z.cu", "z.cu", "z", hash128("z"), 0});
+    CHECK_THROWS_WITH_AS((void)manifest_for(dir.path() / "app", other),
+                         doctest::Contains("which holds none of the files compared with it"),
+                         ConfigError);
+    write_file(dir.path() / "plain", "no manifest here");
+    CHECK_THROWS_WITH_AS((void)manifest_for(dir.path() / "plain", disk),
+                         doctest::Contains("the binary embeds no kernel sources"), ConfigError);
+    CHECK_THROWS_WITH_AS((void)read_manifests(dir.path() / "none"),
+                         doctest::Contains("cannot read binary: No such file or directory"),
+                         ConfigError);
+    CHECK_THROWS_WITH_AS((void)read_manifests(dir.path()),
+                         doctest::Contains("cannot read binary: Is a directory"), ConfigError);
 }
 
 TEST_CASE("a missing source directory is a ConfigError naming it") {

@@ -5,6 +5,8 @@
 #include "core/error.hpp"
 #include "core/warnings.hpp"
 #include "jit/define_use.hpp"
+#include "jit/embed_manifest.hpp"
+#include "jit/freshness.hpp"
 #include "jit/project.hpp"
 #include "jit/shape_check.hpp"
 #include "jit/source_choice.hpp"
@@ -120,7 +122,10 @@ TEST_CASE("a project file with a mistake is an error at its file:line:col") {
     CHECK(contains(error_of("kernels = \"kernels\"\nshape_files = [\"nope.toml\"]\n"),
                    "kjit.toml:2:16: error: 'shape_files' names nope.toml, which is not a file"));
     CHECK(contains(error_of("archs = [\"sm90\"]\n"),
-                   "kjit.toml:1:10: error: 'sm90' is not a target architecture"));
+                   "kjit.toml:1:10: error: bad architecture 'sm90': expected sm_NN"));
+    // The same rule as --arch: a virtual architecture has no machine code.
+    CHECK(contains(error_of("archs = [\"sm_90\", \"compute_90\"]\n"),
+                   "kjit.toml:1:19: error: architecture 'compute_90' is virtual"));
     CHECK(contains(error_of("kernels = \"kernels\n"), "kjit.toml:1:"));
     CHECK(contains(error_of("kernels = 3\n"), "kjit.toml:1:11: error: 'kernels' must be a string"));
 }
@@ -249,13 +254,22 @@ TEST_CASE("every verb inside a project reads its kernels and says so") {
     CHECK(r.code == 2);
     CHECK(contains(r.out, "kjit fresh: this kjit embeds no copy of kernels/ (its embedded kernels "
                           "are kjit's own): name the binaries to compare with the sources, "
-                          "--binary APP"));
+                          "--binary APP or `binaries` in kjit.toml"));
+    // kjit's own binary embeds kjit's kernel tree, which holds none of the project's files.
     r = kjit_in(dir.path(), "fresh --binary " + std::string(KJIT_BINARY));
-    CHECK(contains(r.out, "only the binaries' build times are compared"));
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, ": error: the binary embeds the kernel tree kernel_src/, which holds none "
+                          "of the files compared with it"));
     r = kjit_in(dir.path(), "specialize");
     INFO(r.out);
     CHECK(r.code == 0);
     CHECK(contains(r.out, "kjit specialize kernels/model.toml: 1 kernel(s)"));
+    // kjit's own contracts name kernels the project does not have: nothing to launch, with or
+    // without a GPU (never a compile of rms_norm from the project's tree).
+    r = kjit_in(dir.path(), "check");
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "launch checks: no kernel contract names a kernel of the sources "
+                          "(kjit.toml:2 kernels/): nothing to launch"));
     // --src and KJIT_KERNEL_DIR come before the project file; --project names another one.
     r = kjit_in(dir.path(), "compile rms_norm --src " + std::string(KJIT_SOURCE_DIR) + "/kernel_src");
     CHECK(r.code == 0);
@@ -307,6 +321,47 @@ TEST_CASE("a broken shape or project file stops every verb at its file:line:col 
     const Run r = kjit_in(dir.path(), "audit --shape-file other/bad.toml");
     CHECK(r.code == 2);
     CHECK(contains(r.out, "other/bad.toml:3:10: error: kernel 'w' names source 'nope'"));
+}
+
+TEST_CASE("kjit fresh and kjit audit compare the binaries the project file names") {
+    TempDir dir;
+    write_project(dir.path());
+    {
+        std::ofstream(dir.path() / "kjit.toml", std::ios::app) << "binaries = [\"build/app\"]\n";
+    }
+    // Not built yet: the file's line says which binary is missing.
+    Run r = kjit_in(dir.path(), "fresh");
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, "kjit.toml:5:13: error: 'binaries' names build/app, which does not "
+                          "exist: build it first"));
+    // A binary as kjit_embed_kernels() leaves it: the manifest of the tree among other bytes.
+    const auto built = kjit::SourceSet::from_directory(dir.path() / "kernels");
+    const auto build_app = [&] {
+        write(dir.path() / "build" / "app",
+              std::string("\x7f" "ELF", 4) + std::string(64, '\0') +
+                  kjit::format_manifest(kjit::manifest_of(built, "kernels")) + std::string(8, '\0'));
+    };
+    build_app();
+    r = kjit_in(dir.path(), "fresh");
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "kjit fresh: build/app: 1 embedded file(s) against kernels\n"));
+    CHECK(contains(r.out, "fresh: up to date"));
+    r = kjit_in(dir.path(), "audit");
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "fresh: up to date"));
+    // An edit after the build: both say which file, and fail.
+    write(dir.path() / "kernels" / "scale.cu", std::string(kScale) + "// tuned\n");
+    r = kjit_in(dir.path(), "fresh");
+    CHECK(r.code == 1);
+    CHECK(contains(r.out, "  stale    kernels/scale.cu"));
+    r = kjit_in(dir.path(), "audit");
+    CHECK(r.code == 1);
+    CHECK(contains(r.out, "fresh: stale"));
+    // --binary comes before the project's binaries.
+    r = kjit_in(dir.path(), "fresh --binary /bin/sh");
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, "error: the binary embeds no kernel sources"));
 }
 
 } // TEST_SUITE

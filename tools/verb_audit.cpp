@@ -60,12 +60,16 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     std::fflush(stdout);
     AuditSummary summary;
     summary.findings = report.findings.size();
-    if (const auto skip = audit_freshness_skip(choice, SourceSet::embedded())) {
+    // The project's binaries when it names them, else this kjit's own copies when it embeds them.
+    const std::vector<FreshBinary> binaries =
+        choice.on_disk() ? fresh_binaries(sources, {}) : std::vector<FreshBinary>{};
+    const auto skip = binaries.empty() ? audit_freshness_skip(choice, SourceSet::embedded())
+                                       : std::nullopt;
+    if (skip) {
         std::printf("fresh: skipped (%s)\n", skip->c_str());
     } else {
-        const FreshnessReport fresh = check_freshness(choice.dir);
-        print_fresh(fresh, choice.dir.string());
-        summary.fresh = fresh.fresh() ? AuditFreshness::up_to_date : AuditFreshness::stale;
+        summary.fresh = check_fresh(choice, set, binaries) == kOk ? AuditFreshness::up_to_date
+                                                                  : AuditFreshness::stale;
     }
     std::fflush(stdout);
 

@@ -1,5 +1,6 @@
 #include "tools/verbs.hpp"
 
+#include "kernels/registry.hpp"
 #include "runtime/context.hpp"
 #include "tuning/selfcheck.hpp"
 
@@ -36,8 +37,20 @@ struct Columns {
 int run_check(const CheckArgs& args) {
     CheckSummary summary;
     summary.audit_passed = run_audit(args.sources, args.shapes, {}, args.cache) == kOk;
-    // Every check case is planned first: a contract mistake shows without a GPU too.
-    const std::vector<CheckCase> cases = default_check_cases();
+    // The cases of the contracts whose kernel the sources hold: in a user's project kjit's own
+    // contracts (rms_norm, ...) name kernels it does not have. Every case is planned first: a
+    // contract mistake shows without a GPU too.
+    const SourceSet sources = args.sources.load();
+    std::vector<CheckCase> cases;
+    for (CheckCase& c : default_check_cases())
+        if (sources.find(kernel_contract(c.kernel).source_name() + ".cu"))
+            cases.push_back(std::move(c));
+    if (cases.empty()) {
+        std::printf("\nlaunch checks: no kernel contract names a kernel of the sources (%s): "
+                    "nothing to launch\n",
+                    args.sources.choice().text.c_str());
+        return summary.passed() ? kOk : kFindings;
+    }
     const Columns w(cases);
     std::string reason;
     if (!device_available(&reason)) {

@@ -1,5 +1,6 @@
 #include "tools/verbs.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -20,29 +21,10 @@ std::string when(std::int64_t ns) {
     return buf;
 }
 
-int run_fresh(const FreshArgs& args) {
-    const SourceChoice& choice = args.sources.on_disk("kjit fresh");
-    const std::vector<std::filesystem::path> binaries(args.binaries.begin(), args.binaries.end());
-    const std::string src = choice.dir.string();
-    if (choice.origin != SourceOrigin::project || embeds_sources(SourceSet::embedded(), choice))
-        return print_fresh(check_freshness(choice.dir, binaries), src);
-    // This binary's copies are kjit's own kernels, not the project's: only the binaries' build
-    // times can be compared with the project's sources.
-    if (binaries.empty())
-        throw ConfigError("kjit fresh: this kjit embeds no copy of " + choice.written +
-                          "/ (its embedded kernels are kjit's own): name the binaries to "
-                          "compare with the sources, --binary APP");
-    std::printf("kjit fresh: this kjit embeds no copy of %s/: only the binaries' build times "
-                "are compared\n",
-                choice.written.c_str());
-    const SourceSet disk = SourceSet::from_directory(choice.dir);
-    return print_fresh(check_freshness(disk, disk, binaries), src);
-}
-} // namespace
-
-int print_fresh(const FreshnessReport& report, const std::string& src) {
-    std::printf("kjit fresh: %zu embedded file(s) against %s\n", report.embedded_files,
-                src.c_str());
+// Prints one binary's report; kFindings when anything is out of date.
+int print_fresh(const FreshnessReport& report, const std::string& what, const std::string& src) {
+    std::printf("kjit fresh: %s: %zu embedded file(s) against %s\n", what.c_str(),
+                report.embedded_files, src.c_str());
     for (const FreshnessEntry& e : report.entries) {
         const char* path = e.path.c_str();
         switch (e.kind) {
@@ -57,11 +39,6 @@ int print_fresh(const FreshnessReport& report, const std::string& src) {
         case Staleness::missing:
             std::printf("  missing  %-32s embedded, no longer on disk: rebuild\n", path);
             break;
-        case Staleness::binary_older:
-            std::printf("  stale    %-32s built %s, older than %s (%s)\n", path,
-                        when(e.binary_mtime_ns).c_str(), e.source.c_str(),
-                        when(e.disk_mtime_ns).c_str());
-            break;
         }
     }
     std::printf("fresh: %s\n", report.fresh()
@@ -70,14 +47,59 @@ int print_fresh(const FreshnessReport& report, const std::string& src) {
     return report.fresh() ? kOk : kFindings;
 }
 
+int run_fresh(const FreshArgs& args) {
+    const SourceChoice& choice = args.sources.on_disk("kjit fresh");
+    const std::vector<FreshBinary> binaries = fresh_binaries(args.sources, args.binaries);
+    if (binaries.empty() && choice.origin == SourceOrigin::project &&
+        !embeds_sources(SourceSet::embedded(), choice))
+        throw ConfigError("kjit fresh: this kjit embeds no copy of " + choice.written +
+                          "/ (its embedded kernels are kjit's own): name the binaries to "
+                          "compare with the sources, --binary APP or `binaries` in " +
+                          display_path(args.sources.project_file()->file));
+    return check_fresh(choice, SourceSet::from_directory(choice.dir), binaries);
+}
+} // namespace
+
+std::vector<FreshBinary> fresh_binaries(const SourceOptions& sources,
+                                        const std::vector<std::string>& flags) {
+    std::vector<FreshBinary> out;
+    for (const auto& f : flags)
+        out.push_back({f, std::nullopt});
+    if (out.empty())
+        if (const Project* p = sources.project_file())
+            for (const ProjectPath& b : p->binaries)
+                out.push_back({b.path, b.where});
+    return out;
+}
+
+int check_fresh(const SourceChoice& choice, const SourceSet& disk,
+                const std::vector<FreshBinary>& binaries) {
+    const std::string src = choice.dir.string();
+    if (binaries.empty())
+        return print_fresh(check_freshness(manifest_of(SourceSet::embedded()), disk), "this kjit",
+                           src);
+    int status = kOk;
+    for (const FreshBinary& b : binaries) {
+        std::error_code ec;
+        if (b.named_at && !std::filesystem::exists(b.path, ec))
+            throw ConfigError("'binaries' names " + display_path(b.path) +
+                                  ", which does not exist: build it first",
+                              *b.named_at);
+        const EmbedManifest m = manifest_for(b.path, disk);
+        status = std::max(status, print_fresh(check_freshness(m, disk), display_path(b.path), src));
+    }
+    return status;
+}
+
 Action add_fresh(CLI::App& app) {
     auto args = std::make_shared<FreshArgs>();
     auto* sub = app.add_subcommand(
-        "fresh", "compare the kernels embedded in this binary (and binaries' build times) with "
-                 "the sources on disk");
+        "fresh", "compare the kernel sources a binary embeds (this kjit, --binary APP, or the "
+                 "project file's binaries) with the sources on disk, by content");
     args->sources.add_to(*sub);
     sub->add_option("--binary", args->binaries,
-                    "binaries whose build time must be newer than every source");
+                    "a program built with kjit_embed_kernels(): its embedded sources are "
+                    "compared instead of this kjit's (default: the project file's binaries)");
     return [args] { return run_fresh(*args); };
 }
 

@@ -85,9 +85,22 @@ struct CacheOptions {
 /// Draws "[done/total] what" on one terminal line; prints nothing when stderr is no terminal.
 CompileProgress progress_line(const std::string& what);
 
-/// Prints `report` as `kjit fresh` does (`src`: the directory it was checked against); kFindings
-/// when anything is out of date.
-int print_fresh(const FreshnessReport& report, const std::string& src);
+/// A binary whose embedded sources `kjit fresh` compares, and where the project file names it.
+struct FreshBinary {
+    std::filesystem::path path;
+    std::optional<SourceLocation> named_at; ///< kjit.toml:LINE; none for --binary
+};
+
+/// The binaries compared: `flags` (--binary), else the project file's `binaries`.
+std::vector<FreshBinary> fresh_binaries(const SourceOptions& sources,
+                                        const std::vector<std::string>& flags);
+
+/// Compares `disk` (the tree `choice` names) with the sources each binary embeds, read from its
+/// manifest, or with this kjit's own embedded copies when there is no binary; prints a report
+/// per binary as `kjit fresh` does. kFindings when any file is out of date; ConfigError for a
+/// binary the project file names that is not built, or one that embeds no kernel tree.
+int check_fresh(const SourceChoice& choice, const SourceSet& disk,
+                const std::vector<FreshBinary>& binaries);
 
 /// Compiles every kernel for each arch and prints one line per compile; kFindings on a failure.
 int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
