@@ -33,6 +33,33 @@ std::vector<Line> physical_lines(std::string_view text) {
     return out;
 }
 
+std::size_t indent(std::string_view line) {
+    const std::size_t n = line.find_first_not_of(" \t");
+    return n == std::string_view::npos ? line.size() : n;
+}
+
+// True when a #define body stops where no statement or expression can: after an operator, a
+// comma or an open bracket, or right after the header of a `for`, `if`, `while` or `switch`.
+bool ends_mid_statement(const std::vector<std::string>& body) {
+    static const std::set<std::string_view> dangling = {
+        ",", "(", "[", "{", "+", "-", "/", "%", "=", "==", "!=", "<=", ">=", "&&", "||",
+        "|", "^", "?", ":", "<<", ">>", "+=", "-=", "*=", "/=", "|=", "&=", "->", "."};
+    if (body.empty())
+        return false;
+    if (dangling.contains(body.back()))
+        return true;
+    if (body.back() != ")")
+        return false;
+    int depth = 0;
+    for (std::size_t i = body.size(); i-- > 0;) {
+        depth += body[i] == ")" ? 1 : body[i] == "(" ? -1 : 0;
+        if (depth == 0)
+            return i > 0 && (body[i - 1] == "for" || body[i - 1] == "if" ||
+                             body[i - 1] == "while" || body[i - 1] == "switch");
+    }
+    return false;
+}
+
 bool in_comment(const ScannedSource& s, std::size_t offset) {
     auto it = std::upper_bound(s.comments.begin(), s.comments.end(), offset,
                                [](std::size_t o, const auto& range) { return o < range.first; });
@@ -62,6 +89,26 @@ void lint_continuations(const SourceFile& file, const ScannedSource& scanned,
             "this line ends with '\\' but the #define of " + name + " (line " +
                 std::to_string(d.line) + ") ended on line " + std::to_string(d.end_line) +
                 ": missing '\\' there; the rest of the body is top-level code");
+    }
+    // The continuation lost on a body's last line: the body stops mid-statement and the next
+    // line, indented deeper than the body's last, was meant to go on with it.
+    for (const auto& d : scanned.directives) {
+        if (d.name != "define" || d.end_line == d.line ||
+            d.end_line >= static_cast<int>(lines.size()))
+            continue;
+        const auto def = parse_define(d);
+        const Line& last = lines[static_cast<std::size_t>(d.end_line - 1)];
+        const Line& next = lines[static_cast<std::size_t>(d.end_line)];
+        const std::size_t first = indent(next.text);
+        if (!def || !ends_mid_statement(def->second.body) || first == next.text.size() ||
+            first <= indent(last.text) || directive_lines.contains(d.end_line + 1) ||
+            in_comment(scanned, next.begin + first))
+            continue;
+        add(d.end_line + 1, static_cast<int>(first) + 1,
+            "the #define of " + def->first + " (line " + std::to_string(d.line) +
+                ") stops mid-statement on line " + std::to_string(d.end_line) +
+                " and this deeper-indented line goes on with it: missing '\\' at the end of "
+                "line " + std::to_string(d.end_line) + "; this line is top-level code");
     }
     for (std::size_t i = 0; i < lines.size(); ++i) {
         const std::string_view t = lines[i].text;

@@ -216,6 +216,33 @@ TEST_SUITE("lint") {
                        "(1024 for kernel 'k' in shape.toml)"));
     }
 
+    TEST_CASE("a continuation lost on the last line of a body that stops mid-statement is KJ001") {
+        // The loop's statement was the body's last line: cut off, it is top-level code.
+        const std::string cut = "#define REDUCE(v, op) \\\n"
+                                "    for (int o = 16; o > 0; o >>= 1)\n"
+                                "        v = op(v, __shfl_xor_sync(~0u, v, o))\n";
+        auto f = lint_string(cut);
+        REQUIRE(f.size() == 1);
+        CHECK(f[0].format() ==
+              "k.cu:3:9: error: the #define of REDUCE (line 1) stops mid-statement on line 2 and "
+              "this deeper-indented line goes on with it: missing '\\' at the end of line 2; this "
+              "line is top-level code [KJ001]");
+        // The same after an operator (the open parenthesis is KJ007 as well).
+        f = lint_string("#define SUM(a, b) \\\n    ((a) +\n        (b))\n");
+        REQUIRE(f.size() == 2);
+        CHECK(std::count_if(f.begin(), f.end(), [](const kjit::Diagnostic& d) {
+                  return d.rule == "KJ001" && d.line == 3;
+              }) == 1);
+        // Whole bodies followed by code, and a one-line loop macro used on the next line.
+        CHECK(lint_string("#define REDUCE(v, op) \\\n    for (int o = 16; o > 0; o >>= 1) \\\n"
+                          "        v = op(v, o)\n    int x = 1;\n")
+                  .empty());
+        CHECK(lint_string("#define EACH(i) \\\n    for (int i = 0; i < 4; ++i)\nEACH(k) f(k);\n")
+                  .empty());
+        CHECK(lint_string("#define EACH(i) for (int i = 0; i < 4; ++i)\n    EACH(k) f(k);\n")
+                  .empty());
+    }
+
     TEST_CASE("well-formed continuations and comments and CRLF endings are not findings") {
         CHECK(lint_string("#define A(x) \\\n    (x) + \\\n    1\n#define B 2 \\\n  + 3\nint y;\n")
                   .empty());
