@@ -1,7 +1,7 @@
 // shape_app: specializes its kernels for the model shape at start-up, then launches them.
 // Without a GPU it still compiles (and caches) every kernel, and says why it cannot launch.
-#include "runtime/buffer.hpp"
-#include "runtime/engine.hpp"
+#include <kjit/runtime/buffer.hpp>
+#include <kjit/runtime/engine.hpp>
 
 #include <cstdio>
 #include <exception>
