@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf .carry/build && mkdir -p .carry/build
-(cd build && find . -name CMakeFiles -prune -o \
+(cd build && find . \( -name CMakeFiles -o -path ./include -o -path ./prefix \) -prune -o \
    \( \( -type f -o -type l \) \( -perm -u+x -o -name '*.cmake' -o -path './lib/*' \) -print \) |
    while read -r f; do mkdir -p "../.carry/build/$(dirname "$f")"; cp -p "$f" "../.carry/build/$f"; done)
 find .carry/build -type f -perm -u+x -exec strip --strip-debug {} + 2>/dev/null || true
