@@ -8,6 +8,22 @@
 
 namespace kjit {
 
+const char* prepared_name(Prepared origin) {
+    switch (origin) {
+    case Prepared::memory:
+        return "memory";
+    case Prepared::disk:
+        return "hit";
+    case Prepared::remote:
+        return "remote";
+    case Prepared::compiled:
+        return "miss";
+    case Prepared::failed:
+        break;
+    }
+    return "FAILED";
+}
+
 struct Engine::Loaded {
     std::string key;
     Module module;

@@ -23,6 +23,9 @@ namespace kjit {
 /// Where a prepared kernel came from.
 enum class Prepared { memory, disk, remote, compiled, failed };
 
+/// How a report names it: "memory", "hit" (disk), "remote", "miss" (compiled), "FAILED".
+const char* prepared_name(Prepared origin);
+
 /// One line of Engine::prepare's report.
 struct PrepareRow {
     std::string name;

@@ -50,6 +50,8 @@ expect "$project" 0 "kjit fresh: build/splitk_app: 3 embedded file\(s\) against 
 expect "$project" 0 "kjit specialize kernels/model.toml: 2 kernel\(s\)" "$kjit" specialize
 expect "$project" 0 "GEMV_BLOCK=1024" "$kjit" sweep --dry-run
 expect "$project" 0 "splitk_app: (cannot launch|every output matches)" build/splitk_app
+# Specialized above, so the app's start-up reads every kernel from the disk cache.
+expect "$project" 0 "splitk_gemv +hit +GEMV_BLOCK=256 SPLIT_K=4" build/splitk_app
 
 # A copy of the project (with its build) for each mistake.
 broken() {

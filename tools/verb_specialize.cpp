@@ -19,22 +19,6 @@ struct SpecializeArgs {
     int device = 0;
 };
 
-const char* origin_text(Prepared p) {
-    switch (p) {
-    case Prepared::memory:
-        return "memory";
-    case Prepared::disk:
-        return "hit";
-    case Prepared::remote:
-        return "remote";
-    case Prepared::compiled:
-        return "miss";
-    case Prepared::failed:
-        break;
-    }
-    return "FAILED";
-}
-
 /// The shape file to specialize: the argument, else --shape-file, else the project file's
 /// only shape file; ConfigError when that leaves none or several.
 std::string shape_file_of(const SpecializeArgs& args) {
@@ -77,7 +61,7 @@ int run_specialize(const SpecializeArgs& args) {
                 "load ms", "defines");
     int failed = 0;
     for (const auto& r : rows) {
-        std::printf("  %-24s %-7s %10.1f %9.3f %9.3f  %s\n", r.name.c_str(), origin_text(r.origin),
+        std::printf("  %-24s %-7s %10.1f %9.3f %9.3f  %s\n", r.name.c_str(), prepared_name(r.origin),
                     r.compile_ms, r.read_ms, r.load_ms, r.defines.c_str());
         if (r.error) {
             ++failed;

@@ -9,12 +9,6 @@
 #include <string>
 #include <vector>
 
-namespace {
-
-constexpr const char* kOrigin[] = {"memory", "disk", "compiled", "failed"};
-
-} // namespace
-
 int main() try {
     // The shape is known at start-up; kernels take its values as compile-time defines.
     const kjit::ModelShape shape{{{"d_model", 7168}, {"block", 256}}};
@@ -32,7 +26,7 @@ int main() try {
     int failed = 0;
     for (const auto& row : engine.prepare(shape, specs)) {
         std::printf("%-8s %-9s %s  %.1f ms\n", row.name.c_str(),
-                    kOrigin[static_cast<int>(row.origin)], row.defines.c_str(), row.compile_ms);
+                    kjit::prepared_name(row.origin), row.defines.c_str(), row.compile_ms);
         if (row.error) {
             ++failed;
             try {

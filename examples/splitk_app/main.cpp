@@ -19,8 +19,6 @@
 
 namespace {
 
-constexpr const char* kOrigin[] = {"memory", "disk", "compiled", "failed"};
-
 // Deterministic inputs in [-0.5, 0.5): a hash of the index, the same on every run.
 std::vector<float> inputs(std::size_t n, std::uint32_t salt) {
     std::vector<float> out(n);
@@ -97,7 +95,7 @@ int main(int argc, char** argv) try {
     int failed = 0;
     for (const auto& row : engine.prepare(app.file.shape, app.file.kernels)) {
         std::printf("%-12s %-9s %s  %.1f ms\n", row.name.c_str(),
-                    kOrigin[static_cast<int>(row.origin)], row.defines.c_str(), row.compile_ms);
+                    kjit::prepared_name(row.origin), row.defines.c_str(), row.compile_ms);
         if (row.error) {
             ++failed;
             try {
