@@ -8,7 +8,8 @@
 # divides by zero), fuzz_flags over the flags-file fixtures and
 # fuzz/seeds/flags, fuzz_remote_entry (the remote tier's signed envelope and Redis addresses)
 # from a few addresses, fuzz_entry_params (a cache entry's parameter types and lowered names)
-# over fuzz/seeds/entry_params.
+# over fuzz/seeds/entry_params, fuzz_embed_manifest (the manifest `kjit fresh --binary` reads
+# from a binary) over fuzz/seeds/embed_manifest.
 # Exit 0: no crash and no hang in any target; a failing input is left in the build directory
 # as <target>-crash-* or <target>-timeout-*.
 # Usage: fuzz/run.sh [SECONDS]   (default 30 per target)
@@ -33,7 +34,7 @@ fi
   cmake -S . -B "$build_dir" -DCMAKE_CXX_COMPILER=clang++-14 -DKJIT_FUZZ=ON \
     -DKJIT_BUILD_TESTS=OFF -DCUDAToolkit_ROOT=/usr/local/cuda >/dev/null
 targets=(fuzz_lint fuzz_toml fuzz_cache_entry fuzz_includes fuzz_sweep fuzz_flags
-  fuzz_remote_entry fuzz_entry_params)
+  fuzz_remote_entry fuzz_entry_params fuzz_embed_manifest)
 cmake --build "$build_dir" --target "${targets[@]}" -j "$(nproc)"
 
 # Seeds: one directory per target; file names keep their origin (bench/sweep48.toml ->
@@ -55,6 +56,7 @@ seed fuzz_flags tests/fixtures/env/*.toml fuzz/seeds/flags/*.toml
 seed fuzz_remote_entry
 printf 'redis://u:pw@[::1]:6380/2' >"$build_dir/corpus/fuzz_remote_entry/address"
 seed fuzz_entry_params fuzz/seeds/entry_params/*
+seed fuzz_embed_manifest fuzz/seeds/embed_manifest/*
 
 status=0
 for target in "${targets[@]}"; do
