@@ -8,7 +8,9 @@
 # and OUT/summary.tsv: project, .cu/.cuh files, findings per rule, __global__ definitions
 # (bench/global_defs.py), how many of them sig lists, entry points listed, verify
 # agreed/checked, seconds for lint and for sig.
-# Each project is linted with the -I directories bench/lint_corpus_includes.txt names for it.
+# Each project is linted with the -I directories bench/lint_corpus_includes.txt names for it
+# (DeepGEMM's CUTLASS is its submodule third-party/cutlass at the commit it pins, include/
+# only, extracted into the corpus beside it).
 # Usage: bench/lint_corpus.sh [CORPUS [OUT [KJIT]]]; SIG_VERIFY=0 skips --verify.
 set -euo pipefail
 corpus=${1:-/work/corpus}
@@ -31,7 +33,14 @@ for dir in "$corpus"/*/; do
     "$kjit" lint --json "${includes[@]}" "$dir" >"$out/$project.lint.json" \
         2>"$out/$project.lint.err" || true
     t1=$(date +%s.%N)
-    "$kjit" sig --json $verify "${includes[@]}" "$dir" >"$out/$project.sig.json" \
+    # sig's units: the tree; for a project with no .cu (its kernels are templates in headers
+    # that units generated at run time include: DeepGEMM), each header holding a definition.
+    "$(dirname "$0")/global_defs.py" "$dir" >"$out/$project.defs.tsv"
+    units=("$dir")
+    if [ -z "$(find "$dir" -name '*.cu' -print -quit)" ]; then
+        mapfile -t units < <(cut -f1 "$out/$project.defs.tsv" | sort -u)
+    fi
+    "$kjit" sig --json $verify "${includes[@]}" "${units[@]}" >"$out/$project.sig.json" \
         2>"$out/$project.sig.err" || true
     t2=$(date +%s.%N)
     findings=$(grep -c '"rule": ' "$out/$project.lint.json" || true)
@@ -39,7 +48,6 @@ for dir in "$corpus"/*/; do
         awk '{printf "%s%s=%s", sep, substr($3, 2, 5), $1; sep=" "}')
     # __global__ definitions outside comments, literals and #define bodies, and how many of
     # them sig lists (OUT/<project>.sig.missed names the others).
-    "$(dirname "$0")/global_defs.py" "$dir" >"$out/$project.defs.tsv"
     "$(dirname "$0")/sig_coverage.py" "$out/$project.defs.tsv" "$out/$project.sig.json" \
         >"$out/$project.sig.missed"
     read -r covered global_defs <"$out/$project.sig.missed"

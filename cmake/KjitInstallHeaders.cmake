@@ -4,6 +4,9 @@
 # include/ on its path and a consumer's own jit/ or runtime/ headers are never picked instead.
 # KJIT_INCLUDE_ROOT: the installed include/kjit directory.
 file(GLOB_RECURSE headers "${KJIT_INCLUDE_ROOT}/*.hpp")
+if(NOT headers)
+  message(FATAL_ERROR "kjit: no installed headers under ${KJIT_INCLUDE_ROOT} to rewrite")
+endif()
 foreach(header IN LISTS headers)
   file(READ "${header}" text)
   string(REGEX REPLACE "#include \"(core|jit|lint|runtime|kernels|tuning)/"

@@ -2,6 +2,7 @@
 
 #include "core/text_file.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 #include <set>
@@ -15,6 +16,7 @@ namespace {
 constexpr std::string_view kHeadA = "KJIT-EMBED-";
 constexpr std::string_view kHeadB = "MANIFEST 1\n";
 constexpr std::string_view kEnd = "end\n";
+constexpr std::size_t kMaxName = 4096;
 // A binary is read whole; engines with large embedded tables stay well under this.
 constexpr std::uint64_t kMaxBinaryBytes = 4ull << 30;
 
@@ -47,15 +49,17 @@ class Reader {
         at_ += static_cast<std::size_t>(end - begin);
         return v;
     }
+    // A name or prefix: at most kMaxName bytes, none of them a control character.
     std::optional<std::string> counted() {
         const auto n = integer<std::size_t>();
-        if (!n || !literal(":") || *n > text_.size() - at_)
+        if (!n || *n > kMaxName || !literal(":") || *n > text_.size() - at_)
             return std::nullopt;
-        std::string s(text_.substr(at_, *n));
-        if (s.find('\0') != std::string::npos)
+        const std::string_view s = text_.substr(at_, *n);
+        if (std::any_of(s.begin(), s.end(),
+                        [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
             return std::nullopt;
         at_ += *n;
-        return s;
+        return std::string(s);
     }
     std::optional<Hash128> hash() {
         if (text_.size() - at_ < 32)
@@ -71,6 +75,19 @@ class Reader {
     std::size_t at_;
 };
 
+// A file's name in its tree: relative, and never leading out of it.
+bool relative_name(const std::string& name) {
+    if (name.empty() || name.front() == '/')
+        return false;
+    for (std::size_t at = 0; at <= name.size();) {
+        const std::size_t end = std::min(name.find('/', at), name.size());
+        if (name.compare(at, end - at, "..") == 0 && end - at == 2)
+            return false;
+        at = end + 1;
+    }
+    return true;
+}
+
 std::optional<EmbedManifest> parse_at(std::string_view bytes, std::size_t& at) {
     Reader r(bytes, at);
     EmbedManifest m;
@@ -80,6 +97,7 @@ std::optional<EmbedManifest> parse_at(std::string_view bytes, std::size_t& at) {
     if (!prefix || !r.literal("\n"))
         return std::nullopt;
     m.prefix = std::move(*prefix);
+    std::set<std::string> names;
     while (!r.literal(kEnd)) {
         EmbedManifest::File f;
         const auto h = r.hash();
@@ -89,7 +107,7 @@ std::optional<EmbedManifest> parse_at(std::string_view bytes, std::size_t& at) {
         if (!mtime || !r.literal(" "))
             return std::nullopt;
         auto name = r.counted();
-        if (!name || name->empty() || !r.literal("\n"))
+        if (!name || !r.literal("\n") || !relative_name(*name) || !names.insert(*name).second)
             return std::nullopt;
         f.name = std::move(*name);
         f.hash = *h;

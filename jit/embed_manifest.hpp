@@ -25,7 +25,8 @@ struct EmbedManifest {
 };
 
 /// The manifest's text: a header line, the prefix, one line per file, an end line. Names are
-/// written with their length, so any byte but NUL may appear in them.
+/// written with their length; a reader takes a name only when it is relative, stays in its tree
+/// (no `..`), holds no control character, is at most 4096 bytes and appears once.
 std::string format_manifest(const EmbedManifest& manifest);
 
 /// Every well-formed manifest in `bytes` (a binary's contents), in order of appearance; text

@@ -1,6 +1,7 @@
 #include "jit/project.hpp"
 
 #include "core/error.hpp"
+#include "core/names.hpp"
 #include "core/toml.hpp"
 #include "jit/compile_options.hpp"
 
@@ -122,12 +123,32 @@ std::optional<Project> Project::discover(const fs::path& explicit_file) {
     return std::nullopt;
 }
 
+namespace {
+// Whether a TOML file beside the kernels is meant as a shape file: it has [shape] or [[kernel]]
+// or a key close to them (a typo, which the shape-file reader then reports), or it does not
+// parse (reported the same way), or it is empty. A file whose keys are all another tool's
+// (pyproject.toml's [build-system] and [project]) is not read.
+bool meant_as_shape_file(const fs::path& file) {
+    try {
+        const auto entries = TomlDocument::load(file, "shape file").root().entries();
+        return entries.empty() ||
+               std::any_of(entries.begin(), entries.end(), [](const TomlEntry& e) {
+                   return e.key == "shape" || e.key == "kernel" ||
+                          !nearest(e.key, {"shape", "kernel"}).empty();
+               });
+    } catch (const ConfigError&) {
+        return true;
+    }
+}
+} // namespace
+
 std::vector<fs::path> shape_files_beside(const fs::path& dir) {
     std::vector<fs::path> files;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir, ec))
         if (e.is_regular_file() && e.path().extension() == ".toml" &&
-            !e.path().filename().string().ends_with(".sweep.toml"))
+            !e.path().filename().string().ends_with(".sweep.toml") &&
+            meant_as_shape_file(e.path()))
             files.push_back(e.path());
     std::sort(files.begin(), files.end());
     return files;

@@ -53,8 +53,10 @@ std::string display_path(const std::filesystem::path& path);
 /// "kjit.toml:3" for a location: the file as display_path() shows it, then the line.
 std::string display_location(const SourceLocation& where);
 
-/// The `*.toml` files directly in `dir` that are not sweep files (`*.sweep.toml`), sorted:
-/// the shape files beside a kernel tree when no project or flag names any.
+/// The `*.toml` files directly in `dir` that are not sweep files (`*.sweep.toml`) and are meant
+/// as shape files (with `[shape]`, `[[kernel]]` or a key close to them, or not parsing, or
+/// empty: another tool's file such as pyproject.toml is left out), sorted: the shape files
+/// beside a kernel tree when no project or flag names any.
 std::vector<std::filesystem::path> shape_files_beside(const std::filesystem::path& dir);
 
 } // namespace kjit

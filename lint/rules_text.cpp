@@ -4,6 +4,7 @@
 #include "lint/scanner.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <string_view>
 
@@ -53,9 +54,14 @@ bool ends_mid_statement(const std::vector<std::string>& body) {
     int depth = 0;
     for (std::size_t i = body.size(); i-- > 0;) {
         depth += body[i] == ")" ? 1 : body[i] == "(" ? -1 : 0;
-        if (depth == 0)
-            return i > 0 && (body[i - 1] == "for" || body[i - 1] == "if" ||
-                             body[i - 1] == "while" || body[i - 1] == "switch");
+        if (depth == 0) {
+            if (i == 0)
+                return false;
+            // `do { ... } while (0)` is a whole statement.
+            if (body[i - 1] == "while")
+                return i < 2 || body[i - 2] != "}";
+            return body[i - 1] == "for" || body[i - 1] == "if" || body[i - 1] == "switch";
+        }
     }
     return false;
 }
@@ -104,11 +110,18 @@ void lint_continuations(const SourceFile& file, const ScannedSource& scanned,
             first <= indent(last.text) || directive_lines.contains(d.end_line + 1) ||
             in_comment(scanned, next.begin + first))
             continue;
+        // The macro used right away (`EACH(t) acc += a[t];`) is code that follows it.
+        const std::string_view rest = next.text.substr(first);
+        if (rest.starts_with(def->first) &&
+            (rest.size() == def->first.size() ||
+             !(std::isalnum(static_cast<unsigned char>(rest[def->first.size()])) ||
+               rest[def->first.size()] == '_')))
+            continue;
         add(d.end_line + 1, static_cast<int>(first) + 1,
             "the #define of " + def->first + " (line " + std::to_string(d.line) +
                 ") stops mid-statement on line " + std::to_string(d.end_line) +
                 " and this deeper-indented line goes on with it: missing '\\' at the end of "
-                "line " + std::to_string(d.end_line) + "; this line is top-level code");
+                "line " + std::to_string(d.end_line) + "; this line is not part of the macro");
     }
     for (std::size_t i = 0; i < lines.size(); ++i) {
         const std::string_view t = lines[i].text;

@@ -7,6 +7,7 @@
 # owns it with the file:line:col and the exit code the README promises.
 # Usage: tests/example_project.sh BUILD_DIR SOURCE_DIR [CXX_COMPILER]
 set -euo pipefail
+shopt -s inherit_errexit
 build_dir=$1
 source_dir=$2
 cxx=${3:-c++}

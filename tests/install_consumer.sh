@@ -39,8 +39,11 @@ cmake --build "$tmp/app" -j "$(nproc)" >"$tmp/build.log" || { cat "$tmp/build.lo
 
 # The app's embedded kernels against its sources, read from the app's own bytes.
 kjit=$tmp/prefix/bin/kjit
-out=$("$kjit" fresh --src "$source_dir/examples/shape_app/kernels" --binary "$tmp/app/shape_app")
-grep -q "fresh: up to date" <<<"$out" || { echo "$out"; echo "install_consumer: fresh" >&2; exit 1; }
+status=0
+out=$("$kjit" fresh --src "$source_dir/examples/shape_app/kernels" --binary "$tmp/app/shape_app" 2>&1) ||
+  status=$?
+[ "$status" -eq 0 ] && grep -q "fresh: up to date" <<<"$out" ||
+  { echo "$out"; echo "install_consumer: fresh of the app exited $status" >&2; exit 1; }
 cp -r "$source_dir/examples/shape_app/kernels" "$tmp/kernels"
 echo "// edited after the build" >>"$tmp/kernels/saxpy.cu"
 status=0

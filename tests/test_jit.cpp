@@ -279,6 +279,17 @@ TEST_CASE("a manifest is found in a binary's bytes and round-trips") {
     CHECK(found[0].files[1].hash == hash128("b"));
     CHECK(found[0].files[1].mtime_ns == -1);
     CHECK(format_manifest(found[0]) == text);
+    // A name that could forge a report line or leave the tree is not a manifest's.
+    const std::vector<std::string> bad_names = {"x\nfresh: up to date", "../etc/passwd", "/abs.cu",
+                                                "a/../../b", std::string(4097, 'n')};
+    for (const std::string& bad : bad_names) {
+        EmbedManifest forged = m;
+        forged.files[0].name = bad;
+        CHECK(find_manifests(format_manifest(forged)).empty());
+    }
+    EmbedManifest twice = m;
+    twice.files[1].name = twice.files[0].name;
+    CHECK(find_manifests(format_manifest(twice)).empty());
     // A cut or altered manifest is not read as one.
     CHECK(find_manifests(text.substr(0, text.size() - 1)).empty());
     std::string bad = text;

@@ -226,7 +226,7 @@ TEST_SUITE("lint") {
         CHECK(f[0].format() ==
               "k.cu:3:9: error: the #define of REDUCE (line 1) stops mid-statement on line 2 and "
               "this deeper-indented line goes on with it: missing '\\' at the end of line 2; this "
-              "line is top-level code [KJ001]");
+              "line is not part of the macro [KJ001]");
         // The same after an operator (the open parenthesis is KJ007 as well).
         f = lint_string("#define SUM(a, b) \\\n    ((a) +\n        (b))\n");
         REQUIRE(f.size() == 2);
@@ -240,6 +240,13 @@ TEST_SUITE("lint") {
         CHECK(lint_string("#define EACH(i) \\\n    for (int i = 0; i < 4; ++i)\nEACH(k) f(k);\n")
                   .empty());
         CHECK(lint_string("#define EACH(i) for (int i = 0; i < 4; ++i)\n    EACH(k) f(k);\n")
+                  .empty());
+        // do { } while (0) is a whole statement; a loop macro used on the next, deeper line.
+        CHECK(lint_string("void k() {\n#define ACC(j) \\\n  do { acc += in[j]; } while (0)\n"
+                          "    ACC(1);\n}\n")
+                  .empty());
+        CHECK(lint_string("#define EACH_TILE(t) \\\n  for (int t = 0; t < 4; ++t)\n"
+                          "    EACH_TILE(t) acc += a[t];\n")
                   .empty());
     }
 

@@ -335,6 +335,10 @@ TEST_CASE("kjit fresh and kjit audit compare the binaries the project file names
     CHECK(r.code == 2);
     CHECK(contains(r.out, "kjit.toml:5:13: error: 'binaries' names build/app, which does not "
                           "exist: build it first"));
+    // The audit of a fresh clone runs before the build: it compiles and skips the comparison.
+    r = kjit_in(dir.path(), "audit");
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "fresh: skipped (build/app is not built)"));
     // A binary as kjit_embed_kernels() leaves it: the manifest of the tree among other bytes.
     const auto built = kjit::SourceSet::from_directory(dir.path() / "kernels");
     const auto build_app = [&] {
@@ -362,6 +366,25 @@ TEST_CASE("kjit fresh and kjit audit compare the binaries the project file names
     r = kjit_in(dir.path(), "fresh --binary /bin/sh");
     CHECK(r.code == 2);
     CHECK(contains(r.out, "error: the binary embeds no kernel sources"));
+}
+
+TEST_CASE("another tool's TOML beside the kernels is not a shape file and a near miss still is") {
+    TempDir dir;
+    write(dir.path() / "kernels" / "scale.cu", kScale);
+    write(dir.path() / "kernels" / "model.toml", kModel);
+    write(dir.path() / "kernels" / "pyproject.toml",
+          "[build-system]\nrequires = [\"setuptools\"]\n\n[project]\nname = \"scale\"\n");
+    CHECK(kjit::shape_files_beside(dir.path() / "kernels") ==
+          std::vector<fs::path>{dir.path() / "kernels" / "model.toml"});
+    Run r = kjit_in(dir.path(), "lint kernels");
+    INFO(r.out);
+    CHECK(r.code == 0);
+    // A typo of [[kernel]] is a shape file with a mistake, fail closed.
+    write(dir.path() / "kernels" / "extra.toml", "[[kernels]]\nname = \"scale\"\n");
+    r = kjit_in(dir.path(), "lint kernels");
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, "extra.toml:1:3: error: unknown key 'kernels' in the shape file; did you "
+                          "mean 'kernel'?"));
 }
 
 } // TEST_SUITE

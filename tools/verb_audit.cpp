@@ -61,10 +61,15 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     AuditSummary summary;
     summary.findings = report.findings.size();
     // The project's binaries when it names them, else this kjit's own copies when it embeds them.
-    const std::vector<FreshBinary> binaries =
-        choice.on_disk() ? fresh_binaries(sources, {}) : std::vector<FreshBinary>{};
-    const auto skip = binaries.empty() ? audit_freshness_skip(choice, SourceSet::embedded())
-                                       : std::nullopt;
+    const std::vector<FreshBinary> binaries = fresh_binaries(sources, {});
+    std::optional<std::string> skip =
+        binaries.empty() ? audit_freshness_skip(choice, SourceSet::embedded()) : std::nullopt;
+    // A fresh clone audits before it builds: a binary not built yet is not compared.
+    for (const FreshBinary& b : binaries) {
+        std::error_code ec;
+        if (!skip && !std::filesystem::exists(b.path, ec))
+            skip = display_path(b.path) + " is not built";
+    }
     if (skip) {
         std::printf("fresh: skipped (%s)\n", skip->c_str());
     } else {

@@ -65,10 +65,11 @@ std::vector<FreshBinary> fresh_binaries(const SourceOptions& sources,
     std::vector<FreshBinary> out;
     for (const auto& f : flags)
         out.push_back({f, std::nullopt});
-    if (out.empty())
-        if (const Project* p = sources.project_file())
-            for (const ProjectPath& b : p->binaries)
-                out.push_back({b.path, b.where});
+    // The project's binaries embed the project's kernels: they are compared only when those
+    // are the sources (not with --src or KJIT_KERNEL_DIR).
+    if (out.empty() && sources.choice().origin == SourceOrigin::project)
+        for (const ProjectPath& b : sources.project_file()->binaries)
+            out.push_back({b.path, b.where});
     return out;
 }
 

@@ -91,7 +91,8 @@ struct FreshBinary {
     std::optional<SourceLocation> named_at; ///< kjit.toml:LINE; none for --binary
 };
 
-/// The binaries compared: `flags` (--binary), else the project file's `binaries`.
+/// The binaries compared: `flags` (--binary), else the project file's `binaries` when the
+/// sources are the project's kernels.
 std::vector<FreshBinary> fresh_binaries(const SourceOptions& sources,
                                         const std::vector<std::string>& flags);
 

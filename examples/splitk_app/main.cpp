@@ -44,17 +44,37 @@ double rel_l2(std::span<const float> got, std::span<const double> want) {
 
 struct App {
     kjit::ShapeFile file;
-    std::int64_t value(const char* key) const {
+    // A shape value, which every size here must be: a positive int.
+    int value(const char* key) const {
         const auto it = file.shape.values.find(key);
         if (it == file.shape.values.end())
             throw std::runtime_error(std::string("the shape has no '") + key + "'");
-        return it->second;
+        if (it->second < 1 || it->second > INT32_MAX)
+            throw std::runtime_error(std::string("shape value ") + key + " = " +
+                                     std::to_string(it->second) + " is not a positive int");
+        return static_cast<int>(it->second);
     }
-    // A define a kernel is compiled with, as the launch geometry must follow it.
+    // A define a kernel is compiled with, as the launch geometry must follow it: a positive
+    // integer.
     unsigned define(const char* kernel, const char* name) const {
-        for (const auto& spec : file.kernels)
-            if (spec.name == kernel)
-                return static_cast<unsigned>(std::stoul(kjit::resolve_defines(spec, file.shape).at(name)));
+        for (const auto& spec : file.kernels) {
+            if (spec.name != kernel)
+                continue;
+            const auto defines = kjit::resolve_defines(spec, file.shape);
+            const auto it = defines.find(name);
+            if (it == defines.end())
+                throw std::runtime_error(std::string("kernel '") + kernel + "' injects no " + name);
+            std::size_t used = 0;
+            long long v = 0;
+            try {
+                v = std::stoll(it->second, &used);
+            } catch (const std::exception&) {
+            }
+            if (used != it->second.size() || v < 1 || v > 65536)
+                throw std::runtime_error(std::string("kernel '") + kernel + "': " + name + " = " +
+                                         it->second + " is not a positive integer");
+            return static_cast<unsigned>(v);
+        }
         throw std::runtime_error(std::string("the shape file has no kernel '") + kernel + "'");
     }
 };
@@ -70,10 +90,10 @@ bool report(const char* what, double err, double tolerance) {
 
 int main(int argc, char** argv) try {
     const App app{kjit::ShapeFile::load(argc > 1 ? argv[1] : "kernels/model.toml")};
-    const int rows = static_cast<int>(app.value("d_model"));
-    const int cols = static_cast<int>(app.value("d_ff"));
-    const int heads = static_cast<int>(app.value("heads"));
-    const int seq = static_cast<int>(app.value("seq"));
+    const int rows = app.value("d_model");
+    const int cols = app.value("d_ff");
+    const int heads = app.value("heads");
+    const int seq = app.value("seq");
     const unsigned split_k = app.define("splitk_gemv", "SPLIT_K");
     const unsigned gemv_block = app.define("splitk_gemv", "GEMV_BLOCK");
     const unsigned softmax_block = app.define("row_softmax", "SOFTMAX_BLOCK");
