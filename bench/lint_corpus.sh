@@ -33,18 +33,19 @@ for dir in "$corpus"/*/; do
     "$kjit" lint --json "${includes[@]}" "$dir" >"$out/$project.lint.json" \
         2>"$out/$project.lint.err" || true
     t1=$(date +%s.%N)
-    # sig's units: the tree; for a project with no .cu (its kernels are templates in headers
-    # that units generated at run time include: DeepGEMM), each header holding a definition.
+    # sig's units: the tree; for a project whose .cu files define no kernel (its kernels are
+    # templates in headers that units generated at run time include: DeepGEMM), each header
+    # holding a definition as well.
     "$(dirname "$0")/global_defs.py" "$dir" >"$out/$project.defs.tsv"
     units=("$dir")
-    if [ -z "$(find "$dir" -name '*.cu' -print -quit)" ]; then
-        mapfile -t units < <(cut -f1 "$out/$project.defs.tsv" | sort -u)
+    if ! cut -f1 "$out/$project.defs.tsv" | grep -q '\.cu$'; then
+        mapfile -t -O 1 units < <(cut -f1 "$out/$project.defs.tsv" | sort -u)
     fi
     "$kjit" sig --json $verify "${includes[@]}" "${units[@]}" >"$out/$project.sig.json" \
         2>"$out/$project.sig.err" || true
     t2=$(date +%s.%N)
     findings=$(grep -c '"rule": ' "$out/$project.lint.json" || true)
-    per_rule=$(grep -o '"rule": "KJ[0-9]*"' "$out/$project.lint.json" | sort | uniq -c |
+    per_rule=$( (grep -o '"rule": "KJ[0-9]*"' "$out/$project.lint.json" || true) | sort | uniq -c |
         awk '{printf "%s%s=%s", sep, substr($3, 2, 5), $1; sep=" "}')
     # __global__ definitions outside comments, literals and #define bodies, and how many of
     # them sig lists (OUT/<project>.sig.missed names the others).

@@ -12,11 +12,14 @@
 
 namespace kjit::lint {
 
-/// A position in a file of a SourceSet: `file` is the set's name for it ("common.cuh").
+/// A position in a file of a SourceSet: `file` is the set's name for it ("common.cuh"); in a
+/// file outside the set (a header found through -I or the toolkit), `file` is empty and
+/// `disk_path` is that file's path.
 struct SourcePos {
     std::string file;
     int line = 0;
     int column = 0;
+    std::string disk_path;
 };
 
 /// A `#define` the preprocessor ran (inactive branches are not seen).

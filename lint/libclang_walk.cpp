@@ -358,8 +358,12 @@ SourcePos source_pos(const Libclang::Api& api, CXSourceLocation loc) {
     unsigned line = 0, column = 0;
     api.clang_getExpansionLocation(loc, &file, &line, &column, nullptr);
     SourcePos p;
-    if (file)
-        p.file = set_name(api.str(api.clang_getFileName(file)));
+    if (file) {
+        const std::string path = api.str(api.clang_getFileName(file));
+        p.file = set_name(path);
+        if (p.file.empty() && !path.starts_with(kRoot))
+            p.disk_path = path;
+    }
     p.line = static_cast<int>(line);
     p.column = static_cast<int>(column);
     return p;

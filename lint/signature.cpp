@@ -110,7 +110,8 @@ std::vector<LaunchBound> launch_bounds(const EntryPoint& e, const Macros& file_m
 Diagnostic at(const SourceSet& sources, const SourcePos& pos, Severity severity,
               std::string message) {
     const SourceFile* f = sources.find(pos.file);
-    return {f ? f->path : pos.file, pos.line, pos.column, severity, std::move(message), ""};
+    return {f ? f->path : pos.disk_path.empty() ? pos.file : pos.disk_path, pos.line, pos.column,
+            severity, std::move(message), ""};
 }
 
 std::string number(long long v) {
@@ -218,8 +219,12 @@ SignatureReport signatures(const SignatureRequest& r) {
                 continue;
             KernelSignature k;
             k.entry = e;
+            // A kernel of the set is shown by its path; one in a header found through -I or
+            // the toolkit by that header's path on disk (never the unit's, with the header's line).
             const SourceFile* where = sources.find(e.pos.file);
-            k.path = where ? where->path : job.file->path;
+            k.path = where                    ? where->path
+                     : !e.pos.disk_path.empty() ? e.pos.disk_path
+                                                : job.file->path;
             k.unit = job.file->name;
             k.offsets = param_offsets(e.params);
             k.bytes = e.params.empty()        ? 0

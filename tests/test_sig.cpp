@@ -95,6 +95,25 @@ TEST_SUITE("lint") {
         CHECK(count_lines(run->out, (kSig / "sig_common.cuh").string() + ":24:47: widen") == 1);
     }
 
+    TEST_CASE("a kernel in a header found through -I is listed at that header's own path") {
+        if (!kjit::test::libclang())
+            return;
+        kjit::test::TempDir dir;
+        kjit::test::write_file(dir.path() / "lib" / "ops" / "scale.cuh",
+                               "#pragma once\n\ntemplate <int N>\n__global__ void scale_n(float* y) "
+                               "{ y[threadIdx.x] *= N; }\n\n"
+                               "extern \"C\" __global__ void halve(float* y) { y[0] *= 0.5f; }\n");
+        kjit::test::write_file(dir.path() / "src" / "main.cu", "#include <ops/scale.cuh>\n");
+        const Run r = run_kjit("sig -I " + (dir.path() / "lib").string() + " " +
+                               (dir.path() / "src").string());
+        INFO(r.out);
+        CHECK(r.code == 0);
+        const std::string header = (dir.path() / "lib" / "ops" / "scale.cuh").string();
+        CHECK(contains(r.out, header + ":6:28: halve"));
+        CHECK(contains(r.out, header + ":4:17: scale_n"));
+        CHECK_FALSE(contains(r.out, "main.cu:"));
+    }
+
     TEST_CASE("a type sig cannot resolve is an error at the parameter and never a guessed size") {
         const std::string file = (kSig / "unknown_types" / "sig_unknown.cu").string();
         const auto run = sig(file);
