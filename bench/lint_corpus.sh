@@ -9,8 +9,8 @@
 # (bench/global_defs.py), how many of them sig lists, entry points listed, verify
 # agreed/checked, seconds for lint and for sig.
 # Each project is linted with the -I directories bench/lint_corpus_includes.txt names for it
-# (DeepGEMM's CUTLASS is its submodule third-party/cutlass at the commit it pins, include/
-# only, extracted into the corpus beside it).
+# (DeepGEMM's CUTLASS is its submodule third-party/cutlass at the commit it pins, f3fde58, its
+# include/ only, extracted into CORPUS/_deps/cutlass: a dependency, not a project measured).
 # Usage: bench/lint_corpus.sh [CORPUS [OUT [KJIT]]]; SIG_VERIFY=0 skips --verify.
 set -euo pipefail
 corpus=${1:-/work/corpus}
@@ -21,6 +21,7 @@ printf 'project\tfiles\tfindings\tper_rule\tglobal_defs\tdefs_listed\tlisted\tve
     >"$out/summary.tsv"
 for dir in "$corpus"/*/; do
     project=$(basename "$dir")
+    [ "$project" = _deps ] && continue
     files=$(find "$dir" -name '*.cu' -o -name '*.cuh' | wc -l)
     includes=()
     for d in $(awk -v p="$project" '$1 == p { $1 = ""; print }' \
