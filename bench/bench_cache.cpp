@@ -2,6 +2,7 @@
 // cuModuleLoadData, warm start against a cold serial compile, and parallel cold compiles
 // (worker processes and threads) against serial. Each ratio comes from one run.
 // Usage: bench_cache [--variants N] [--jobs N]   (GPU parts are skipped without a device)
+#include "bench/bench_support.hpp"
 #include "jit/compile_cache.hpp"
 #include "runtime/engine.hpp"
 
@@ -18,65 +19,17 @@
 
 using namespace kjit;
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using namespace kjit::bench;
 
 namespace {
-
-double ms_since(Clock::time_point t) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
 
 double percentile(std::vector<double> v, double p) {
     std::sort(v.begin(), v.end());
     return v.empty() ? 0 : v[static_cast<std::size_t>(p * (v.size() - 1))];
 }
 
-std::string fresh_salt() { return std::to_string(std::random_device{}()); }
-
-/// `n` distinct rms_norm specializations, each compiled from its own copy of the source with
-/// an extra empty kernel named after `salt`: the machine code differs, so neither kjit's
-/// cache nor NVRTC's own (12.9+, keyed below the front end) has seen any of them.
-struct Variants {
-    SourceSet sources;
-    std::vector<CompileRequest> requests;
-};
-Variants variants(const SourceSet& base, int n) {
-    const std::string salt = fresh_salt();
-    Variants v;
-    for (const auto* h : base.headers())
-        v.sources.add(*h);
-    const SourceFile& k = base.kernel("rms_norm");
-    for (int i = 0; i < n; ++i) {
-        SourceFile f = k;
-        const std::string name = "rms_norm_" + salt + "_" + std::to_string(i);
-        f.name = name + ".cu";
-        f.text += "\nextern \"C\" __global__ void kjit_bench_" + salt + "_" + std::to_string(i) +
-                  "(int* p) { if (p) *p = " + std::to_string(i) + "; }\n";
-        f.hash = hash128(f.text);
-        v.sources.add(std::move(f));
-        CompileRequest r{name, {}};
-        r.options.defines["RMS_BLOCK"] = std::to_string(32 * (1 + i % 32));
-        v.requests.push_back(std::move(r));
-    }
-    return v;
-}
-
-struct TempCache {
-    fs::path dir;
-    TempCache() {
-        std::string t = (fs::temp_directory_path() / "kjit-bench-XXXXXX").string();
-        dir = ::mkdtemp(t.data());
-    }
-    ~TempCache() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-};
+// RMS_BLOCK of the i-th variant: 32 .. 1024.
+int block_of(int i) { return 32 * (1 + i % 32); }
 
 double compile_wall_ms(const Variants& v, const fs::path& cache_dir, bool use_disk, int jobs, const fs::path& worker) {
     CacheSettings s;
@@ -117,12 +70,12 @@ int main(int argc, char** argv) {
 
     // 1. Entry read + verify, CPU only: a ~20 KB entry.
     {
-        TempCache tc;
+        TempDir tc;
         DiskCache disk(tc.dir);
         CacheSettings s;
         s.dir = tc.dir;
         CompileCache cache(s);
-        const Variants one = variants(src, 1);
+        const Variants one = variants(src, 1, block_of);
         const auto r = cache.get(one.sources, one.requests[0]);
         std::vector<double> us;
         for (int i = 0; i < 2000; ++i) {
@@ -142,8 +95,8 @@ int main(int argc, char** argv) {
     // salt: nothing it compiles was compiled before.
     double serial = 0;
     {
-        TempCache tc;
-        const Variants cold = variants(src, n);
+        TempDir tc;
+        const Variants cold = variants(src, n, block_of);
         serial = compile_wall_ms(cold, tc.dir, true, 1, {});
         std::vector<double> warm;
         for (int i = 0; i < 5; ++i)
@@ -152,8 +105,8 @@ int main(int argc, char** argv) {
         std::printf("cold serial         %d compiles: %.1f ms (%.1f ms each)\n", n, serial, serial / n);
         std::printf("warm start          %d disk hits: %.2f ms median of 5 -> %.0fx faster than cold serial (target >= 500x, CPU side; GPU load below)\n",
                     n, w, serial / w);
-        const double procs = compile_wall_ms(variants(src, n), tc.dir, false, jobs, worker);
-        const double threads = compile_wall_ms(variants(src, n), tc.dir, false, jobs, {});
+        const double procs = compile_wall_ms(variants(src, n, block_of), tc.dir, false, jobs, worker);
+        const double threads = compile_wall_ms(variants(src, n, block_of), tc.dir, false, jobs, {});
         std::printf("cold parallel       %d compiles on %d worker processes: %.1f ms -> %.2fx serial (target >= %.1fx = 0.7 * %d)\n",
                     n, jobs, procs, serial / procs, 0.7 * jobs, jobs);
         std::printf("cold parallel       %d compiles on %d threads of one process: %.1f ms -> %.2fx serial\n",
@@ -171,7 +124,7 @@ int main(int argc, char** argv) {
     // 3. Disk hit through a new Engine (read + verify + load + entry points) against a bare
     // cuModuleLoadData of the same CUBIN, alternated A B B A.
     {
-        TempCache tc;
+        TempDir tc;
         std::vector<KernelSpec> specs;
         for (int i = 0; i < std::min(n, 16); ++i)
             specs.push_back({"k" + std::to_string(i), "rms_norm",
@@ -226,7 +179,7 @@ int main(int argc, char** argv) {
 
     // 4. Memory hit: Engine::function on a prepared kernel.
     {
-        TempCache tc;
+        TempDir tc;
         EngineOptions eo;
         eo.cache.dir = tc.dir;
         Engine e(&ctx, eo, SourceProvider());

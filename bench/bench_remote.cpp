@@ -2,6 +2,7 @@
 // write to disk) against a disk hit (read + verify) and a cold compile, in one run, on the
 // same distinct rms_norm specializations. bench/run_remote.sh starts the redis-server.
 // Usage: bench_remote --redis URL --secret FILE [--variants N]
+#include "bench/bench_support.hpp"
 #include "jit/compile_cache.hpp"
 
 #include <unistd.h>
@@ -17,57 +18,12 @@
 
 using namespace kjit;
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using namespace kjit::bench;
 
 namespace {
 
-double ms_since(Clock::time_point t) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
-
-/// `n` rms_norm specializations that neither kjit's cache nor NVRTC's own has seen: each is
-/// compiled from a copy of the source with an extra empty kernel named after a fresh salt.
-struct Variants {
-    SourceSet sources;
-    std::vector<CompileRequest> requests;
-};
-Variants variants(int n) {
-    const SourceSet base = SourceSet::embedded();
-    const std::string salt = std::to_string(std::random_device{}());
-    Variants v;
-    for (const auto* h : base.headers())
-        v.sources.add(*h);
-    for (int i = 0; i < n; ++i) {
-        SourceFile f = base.kernel("rms_norm");
-        const std::string name = "rms_norm_" + salt + "_" + std::to_string(i);
-        f.name = name + ".cu";
-        f.text += "\nextern \"C\" __global__ void kjit_bench_" + salt + "_" + std::to_string(i) +
-                  "(int* p) { if (p) *p = " + std::to_string(i) + "; }\n";
-        f.hash = hash128(f.text);
-        v.sources.add(std::move(f));
-        CompileRequest r{name, {}};
-        r.options.defines["RMS_BLOCK"] = std::to_string(32 << (i % 6));
-        v.requests.push_back(std::move(r));
-    }
-    return v;
-}
-
-struct TempDir {
-    fs::path dir;
-    TempDir() {
-        std::string t = (fs::temp_directory_path() / "kjit-bench-XXXXXX").string();
-        dir = ::mkdtemp(t.data());
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-};
+// RMS_BLOCK of the i-th variant: 32 .. 1024.
+int block_of(int i) { return 32 << (i % 6); }
 
 CacheSettings settings(const fs::path& dir, const RemoteSettings& remote) {
     CacheSettings s;
@@ -108,7 +64,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     remote.timeout = std::chrono::milliseconds(5000);
-    const Variants v = variants(n);
+    const Variants v = variants(SourceSet::embedded(), n, block_of);
     std::printf("kjit bench_remote: %d distinct rms_norm specializations, %ld cores, NVRTC %d, "
                 "store %s\n",
                 n, ::sysconf(_SC_NPROCESSORS_ONLN), nvrtc_version(), remote.url.c_str());
