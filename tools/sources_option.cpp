@@ -87,11 +87,18 @@ std::vector<lint::Injection> shape_injections(const std::vector<std::filesystem:
     return out;
 }
 
-std::string files_text(const std::vector<std::string>& files) {
-    std::string text;
-    for (const auto& f : files)
-        text += (text.empty() ? "" : " ") + f;
-    return text;
+std::vector<lint::SourceGroup> SourceOptions::file_groups(const std::vector<std::string>& files,
+                                                          bool embedded,
+                                                          std::string_view verb) const {
+    if (files.empty() && !embedded)
+        return lint::source_groups(files, embedded, on_disk(verb).dir);
+    if (!quiet) {
+        std::string text;
+        for (const auto& f : files)
+            text += (text.empty() ? "" : " ") + f;
+        std::fprintf(stderr, "sources: %s\n", embedded ? "embedded" : text.c_str());
+    }
+    return lint::source_groups(files, embedded, {});
 }
 
 void CacheOptions::add_to(CLI::App& app) {

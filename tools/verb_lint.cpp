@@ -39,13 +39,7 @@ int run_lint(LintArgs& args) {
         return print_rules();
     // FILES or --embedded name the sources; otherwise --src, KJIT_KERNEL_DIR or the project.
     args.sources.quiet = args.json;
-    std::filesystem::path default_dir;
-    if (args.files.empty() && !args.embedded)
-        default_dir = args.sources.on_disk("kjit lint").dir;
-    else if (!args.json)
-        std::fprintf(stderr, "sources: %s\n",
-                     args.embedded ? "embedded" : files_text(args.files).c_str());
-    auto groups = lint::source_groups(args.files, args.embedded, default_dir);
+    auto groups = args.sources.file_groups(args.files, args.embedded, "kjit lint");
     const Project* project = args.sources.project_file();
     std::vector<std::filesystem::path> shape_files(args.shapes.begin(), args.shapes.end());
     if (shape_files.empty() && args.files.empty() && project)

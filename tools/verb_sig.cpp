@@ -29,12 +29,8 @@ struct SigArgs {
 int run_sig(SigArgs& args) {
     // FILES or --embedded name the sources; otherwise --src, KJIT_KERNEL_DIR or the project.
     args.sources.quiet = args.json;
-    std::filesystem::path default_dir;
-    if (args.files.empty() && !args.embedded)
-        default_dir = args.sources.on_disk("kjit sig").dir;
-    else if (!args.json)
-        std::fprintf(stderr, "sources: %s\n",
-                     args.embedded ? "embedded" : files_text(args.files).c_str());
+    const std::vector<lint::SourceGroup> groups =
+        args.sources.file_groups(args.files, args.embedded, "kjit sig");
     std::string why_not;
     const auto clang = lint::Libclang::open(args.libclang, &why_not);
     if (!clang)
@@ -46,7 +42,7 @@ int run_sig(SigArgs& args) {
         args.sources.include_dirs(args.include_dirs);
     lint::SignatureReport all;
     std::vector<lint::VerifyReport> verified;
-    for (const auto& g : lint::source_groups(args.files, args.embedded, default_dir)) {
+    for (const auto& g : groups) {
         const IncludeResolver resolver(g.sources, include_dirs);
         lint::SignatureRequest request{&g.sources, g.targets, clang.get(),
                                        {defines, resolver.search_dirs(), args.instantiations}};

@@ -6,6 +6,7 @@
 #include "jit/source_choice.hpp"
 #include "jit/sources.hpp"
 #include "lint/injections.hpp"
+#include "lint/sources.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -43,6 +44,11 @@ struct SourceOptions {
     [[nodiscard]] const SourceChoice& choice() const;
     /// choice(), or ConfigError (exit 2) when it is the embedded copies: `verb` reads files.
     const SourceChoice& on_disk(std::string_view verb) const;
+    /// The source groups of a verb that takes FILES (lint, sig): FILES, or the copies embedded
+    /// in this binary with `embedded`, said on stderr as `sources: ...` (unless quiet); else
+    /// the directory on_disk(verb) chooses.
+    [[nodiscard]] std::vector<lint::SourceGroup>
+    file_groups(const std::vector<std::string>& files, bool embedded, std::string_view verb) const;
     [[nodiscard]] SourceSet load() const { return choice().load(); }
     [[nodiscard]] SourceProvider provider() const { return choice().provider(); }
     /// "embedded at build time" or "from DIR".
@@ -69,9 +75,6 @@ struct ShapeOptions {
 /// ConfigError at its file:line:col.
 std::vector<lint::Injection> shape_injections(const std::vector<std::filesystem::path>& files,
                                               const SourceSet* sources);
-
-/// The paths a verb was given, as its `sources:` line shows them.
-std::string files_text(const std::vector<std::string>& files);
 
 /// Options shared by the verbs that compile: every compile goes through the cache.
 struct CacheOptions {
