@@ -1,6 +1,7 @@
 #include "jit/cache_entry.hpp"
 
 #include "jit/cache_key.hpp"
+#include "jit/detail/bytes.hpp"
 
 #include <cstring>
 
@@ -9,14 +10,8 @@ namespace kjit {
 namespace {
 constexpr char kMagic[8] = {'K', 'J', 'I', 'T', 'C', 'A', 'C', 'H'};
 
-template <class T> void put(std::string& out, T v) {
-    out.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-template <class T> T get(std::string_view bytes, std::size_t offset) {
-    T v;
-    std::memcpy(&v, bytes.data() + offset, sizeof v);
-    return v;
-}
+using detail::get;
+using detail::put;
 } // namespace
 
 std::string encode_entry(const CacheEntry& e) {

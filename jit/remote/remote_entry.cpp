@@ -1,5 +1,7 @@
 #include "jit/remote/remote_entry.hpp"
 
+#include "jit/detail/bytes.hpp"
+
 #include <cstring>
 
 namespace kjit {
@@ -12,14 +14,8 @@ constexpr std::uint32_t kSigned = 1;
 constexpr std::size_t kTagOffset = 32;
 constexpr std::string_view kDomain = "kjit remote entry";
 
-template <class T> void put(std::string& out, T v) {
-    out.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-template <class T> T get(std::string_view bytes, std::size_t offset) {
-    T v;
-    std::memcpy(&v, bytes.data() + offset, sizeof v);
-    return v;
-}
+using detail::get;
+using detail::put;
 
 /// What the tag covers: the domain, the header before the tag, the entry bytes.
 std::string signed_text(std::string_view head, std::string_view entry) {
