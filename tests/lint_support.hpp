@@ -29,12 +29,6 @@ inline const lint::Libclang* libclang() {
     return lib.get();
 }
 
-/// Writes `text` to `path`, creating its directory.
-inline void write_file(const std::filesystem::path& path, const std::string& text) {
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream(path, std::ios::binary) << text;
-}
-
 /// Lints the tree under `dir` as `kjit lint DIR` does (its shape files apply).
 inline lint::LintReport lint_dir(const std::filesystem::path& dir, const lint::Libclang* clang) {
     const auto groups = lint::source_groups({dir.string()}, false, {});

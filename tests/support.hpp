@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <fstream>
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
@@ -95,6 +96,12 @@ inline Run run_kjit_in(const std::filesystem::path& dir, const std::string& args
                      KJIT_BINARY + " " + args);
 }
 #endif
+
+/// Writes `text` to `path`, creating its directory.
+inline void write_file(const std::filesystem::path& path, const std::string& text) {
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << text;
+}
 
 /// True when `part` occurs in `s`.
 inline bool contains(const std::string& s, const std::string& part) {

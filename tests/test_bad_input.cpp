@@ -18,16 +18,12 @@
 
 using namespace kjit;
 using kjit::test::contains;
+using kjit::test::write_file;
 using kjit::test::Run;
 using kjit::test::run_kjit;
 namespace fs = std::filesystem;
 
 namespace {
-
-void write_file(const fs::path& p, const std::string& text) {
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-}
 
 const std::string kKernel = "extern \"C\" __global__ void k(int* y) { y[0] = 1; }\n";
 

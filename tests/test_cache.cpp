@@ -19,6 +19,7 @@
 #include <thread>
 
 using namespace kjit;
+using kjit::test::write_file;
 namespace fs = std::filesystem;
 
 namespace {
@@ -37,10 +38,6 @@ SourceSet tiny_sources(const std::string& kernel = kTinyKernel,
     s.add({"tiny.cu", "kernels/tiny.cu", kernel, hash128(kernel), 1});
     s.add({"tiny.cuh", "kernels/tiny.cuh", header, hash128(header), 1});
     return s;
-}
-
-void write_file(const fs::path& p, const std::string& text) {
-    std::ofstream(p, std::ios::binary) << text;
 }
 
 std::vector<std::string> warnings_of(const std::function<void(WarningSink)>& f) {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 using namespace kjit;
+using kjit::test::write_file;
 
 namespace {
 std::string read_file(const std::filesystem::path& p) {
@@ -16,9 +17,6 @@ std::string read_file(const std::filesystem::path& p) {
     std::ostringstream s;
     s << in.rdbuf();
     return s.str();
-}
-void write_file(const std::filesystem::path& p, const std::string& text) {
-    std::ofstream(p, std::ios::binary) << text;
 }
 } // namespace
 

@@ -18,6 +18,7 @@
 
 namespace {
 using kjit::test::contains;
+using kjit::test::write_file;
 using kjit::test::formatted;
 using kjit::test::join_lines;
 using kjit::test::libclang;
@@ -68,9 +69,6 @@ std::vector<kjit::Diagnostic> lint_string(const std::string& text) {
     return lint_text({"k.cu", "k.cu", text, {}, 0});
 }
 
-void write(const std::filesystem::path& path, const std::string& text) {
-    kjit::test::write_file(path, text);
-}
 } // namespace
 
 TEST_SUITE("lint") {
@@ -165,7 +163,7 @@ TEST_SUITE("lint") {
         CHECK(r.code == 2);
         CHECK(contains(r.out, "not a kernel source"));
         kjit::test::TempDir dir;
-        write(dir.path() / "bad.toml", "[[kernel]]\nname = \"x\"\ndefines = { A = \"${nope}\" }\n");
+        write_file(dir.path() / "bad.toml", "[[kernel]]\nname = \"x\"\ndefines = { A = \"${nope}\" }\n");
         r = run_kjit("lint --shape " + (dir.path() / "bad.toml").string());
         CHECK(r.code == 2);
         CHECK(contains(r.out, "names shape entry 'nope', which the shape lacks"));
@@ -176,13 +174,13 @@ TEST_SUITE("lint") {
         if (!clang)
             return kjit::test::skip("libclang not found: the clang rules are not exercised");
         kjit::test::TempDir dir;
-        write(dir.path() / "tile.cuh", "#pragma once\n#define SMEM_FLOATS (TILE * 4)\n");
+        write_file(dir.path() / "tile.cuh", "#pragma once\n#define SMEM_FLOATS (TILE * 4)\n");
         // TILE has no default: the engine always injects it, and only SMEM_FLOATS reads it.
-        write(dir.path() / "k.cu", "#include \"tile.cuh\"\n"
+        write_file(dir.path() / "k.cu", "#include \"tile.cuh\"\n"
                                    "#ifdef FAST_EXP\n#define EXP __expf\n#endif\n"
                                    "extern \"C\" __global__ void k(float* y) {\n"
                                    "    __shared__ float s[SMEM_FLOATS];\n    y[0] = s[0];\n}\n");
-        write(dir.path() / "shape.toml",
+        write_file(dir.path() / "shape.toml",
               "[[kernel]]\nname = \"k\"\ndefines = { TILE = 32, FAST_EXP = 1 }\n"
               "[[kernel]]\nname = \"k_wide\"\nsource = \"k\"\n"
               "defines = { TILE = 64, FAST_EXPO = 1 }\n");
@@ -199,16 +197,16 @@ TEST_SUITE("lint") {
         if (!clang)
             return kjit::test::skip("libclang not found: the clang rules are not exercised");
         kjit::test::TempDir dir;
-        write(dir.path() / "k.cu",
+        write_file(dir.path() / "k.cu",
               "#ifndef BLOCK\n#define BLOCK 0x100u\n#endif\n"
               "#if BLOCK > 128 && defined(BLOCK)\n#endif\n"
               "#if defined(OPTIONAL_KNOB) && OPTIONAL_KNOB > 2\n#endif\n"
               "extern \"C\" __global__ void __launch_bounds__(BLOCK) k() {}\n");
-        write(dir.path() / "shape.toml", "[[kernel]]\nname = \"k\"\ndefines = { BLOCK = 1024 }\n"
+        write_file(dir.path() / "shape.toml", "[[kernel]]\nname = \"k\"\ndefines = { BLOCK = 1024 }\n"
                                          "[[kernel]]\nname = \"k_small\"\nsource = \"k\"\n"
                                          "defines = { BLOCK = 256 }\n");
         CHECK(lint_dir(dir.path(), clang).findings.empty());
-        write(dir.path() / "shape.toml", "[[kernel]]\nname = \"k\"\ndefines = { BLOCK = 1024 }\n");
+        write_file(dir.path() / "shape.toml", "[[kernel]]\nname = \"k\"\ndefines = { BLOCK = 1024 }\n");
         const auto got = formatted(lint_dir(dir.path(), clang));
         REQUIRE(got.size() == 1);
         CHECK(contains(got[0],

@@ -20,14 +20,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using kjit::test::contains;
+using kjit::test::write_file;
 using kjit::test::Run;
 using kjit::test::run_kjit_in;
 using kjit::test::TempDir;
-
-void write(const fs::path& path, const std::string& text) {
-    fs::create_directories(path.parent_path());
-    std::ofstream(path) << text;
-}
 
 const char* const kScale = R"(// y = 2 x, one element per thread.
 #ifndef SCALE_BLOCK
@@ -52,12 +48,12 @@ defines = { SCALE_BLOCK = "${block}" }
 
 /// A user's project: kjit.toml naming kernels/ and its shape file, one kernel.
 void write_project(const fs::path& root, const std::string& model = kModel) {
-    write(root / "kjit.toml", "# a user's project\n"
+    write_file(root / "kjit.toml", "# a user's project\n"
                               "kernels = \"kernels\"\n"
                               "shape_files = [\"kernels/model.toml\"]\n"
                               "archs = [\"sm_90\"]\n");
-    write(root / "kernels" / "scale.cu", kScale);
-    write(root / "kernels" / "model.toml", model);
+    write_file(root / "kernels" / "scale.cu", kScale);
+    write_file(root / "kernels" / "model.toml", model);
 }
 
 /// Runs kjit in `dir` with a cache of its own, so the runs of this file share no entries.
@@ -110,9 +106,9 @@ TEST_CASE("a project file is read with its positions and found from any director
 
 TEST_CASE("a project file with a mistake is an error at its file:line:col") {
     TempDir dir;
-    write(dir.path() / "kernels" / "scale.cu", kScale);
+    write_file(dir.path() / "kernels" / "scale.cu", kScale);
     const auto error_of = [&](const std::string& text) {
-        write(dir.path() / "kjit.toml", text);
+        write_file(dir.path() / "kjit.toml", text);
         return config_error([&] { (void)kjit::Project::load(dir.path() / "kjit.toml"); });
     };
     CHECK(contains(error_of("kernels = \"kernels\"\nkernel_dirs = [\"x\"]\n"),
@@ -170,12 +166,12 @@ TEST_CASE("a shape file naming a kernel the sources lack is an error at its sour
 
 TEST_CASE("an injected define the source never names is found by a text check") {
     TempDir dir;
-    write(dir.path() / "k.cu", "// SPLITK in a comment does not count\n"
+    write_file(dir.path() / "k.cu", "// SPLITK in a comment does not count\n"
                                "#include \"k.cuh\"\n"
                                "#ifndef SPLIT_K\n#define SPLIT_K 4\n#endif\n"
                                "const char* s = \"SPLITK\";\n"
                                "extern \"C\" __global__ void k() {}\n");
-    write(dir.path() / "k.cuh", "#define FROM_HEADER 1\n");
+    write_file(dir.path() / "k.cuh", "#define FROM_HEADER 1\n");
     const kjit::SourceSet set = kjit::SourceSet::from_directory(dir.path());
     const auto unread = kjit::unread_defines(
         set, set.kernel("k"), {{"SPLITK", "8"}, {"SPLIT_K", "8"}, {"FROM_HEADER", "2"}});
@@ -307,7 +303,7 @@ TEST_CASE("a broken shape or project file stops every verb at its file:line:col 
     }
     TempDir dir;
     write_project(dir.path());
-    write(dir.path() / "kjit.toml", "kernels = \"kernels\"\nshape_file = []\n");
+    write_file(dir.path() / "kjit.toml", "kernels = \"kernels\"\nshape_file = []\n");
     for (const char* verb : {"audit", "lint", "compile scale", "specialize x.toml"}) {
         const Run r = kjit_in(dir.path(), verb);
         INFO(verb << ": " << r.out);
@@ -316,8 +312,8 @@ TEST_CASE("a broken shape or project file stops every verb at its file:line:col 
                               "file; did you mean 'shape_files'?"));
     }
     // --shape-file names a shape file on every verb that reads them.
-    write(dir.path() / "kjit.toml", "kernels = \"kernels\"\n");
-    write(dir.path() / "other" / "bad.toml", "[[kernel]]\nname = \"w\"\nsource = \"nope\"\n");
+    write_file(dir.path() / "kjit.toml", "kernels = \"kernels\"\n");
+    write_file(dir.path() / "other" / "bad.toml", "[[kernel]]\nname = \"w\"\nsource = \"nope\"\n");
     const Run r = kjit_in(dir.path(), "audit --shape-file other/bad.toml");
     CHECK(r.code == 2);
     CHECK(contains(r.out, "other/bad.toml:3:10: error: kernel 'w' names source 'nope'"));
@@ -342,7 +338,7 @@ TEST_CASE("kjit fresh and kjit audit compare the binaries the project file names
     // A binary as kjit_embed_kernels() leaves it: the manifest of the tree among other bytes.
     const auto built = kjit::SourceSet::from_directory(dir.path() / "kernels");
     const auto build_app = [&] {
-        write(dir.path() / "build" / "app",
+        write_file(dir.path() / "build" / "app",
               std::string("\x7f" "ELF", 4) + std::string(64, '\0') +
                   kjit::format_manifest(kjit::manifest_of(built, "kernels")) + std::string(8, '\0'));
     };
@@ -355,7 +351,7 @@ TEST_CASE("kjit fresh and kjit audit compare the binaries the project file names
     CHECK(r.code == 0);
     CHECK(contains(r.out, "fresh: up to date"));
     // An edit after the build: both say which file, and fail.
-    write(dir.path() / "kernels" / "scale.cu", std::string(kScale) + "// tuned\n");
+    write_file(dir.path() / "kernels" / "scale.cu", std::string(kScale) + "// tuned\n");
     r = kjit_in(dir.path(), "fresh");
     CHECK(r.code == 1);
     CHECK(contains(r.out, "  stale    kernels/scale.cu"));
@@ -370,9 +366,9 @@ TEST_CASE("kjit fresh and kjit audit compare the binaries the project file names
 
 TEST_CASE("another tool's TOML beside the kernels is not a shape file and a near miss still is") {
     TempDir dir;
-    write(dir.path() / "kernels" / "scale.cu", kScale);
-    write(dir.path() / "kernels" / "model.toml", kModel);
-    write(dir.path() / "kernels" / "pyproject.toml",
+    write_file(dir.path() / "kernels" / "scale.cu", kScale);
+    write_file(dir.path() / "kernels" / "model.toml", kModel);
+    write_file(dir.path() / "kernels" / "pyproject.toml",
           "[build-system]\nrequires = [\"setuptools\"]\n\n[project]\nname = \"scale\"\n");
     CHECK(kjit::shape_files_beside(dir.path() / "kernels") ==
           std::vector<fs::path>{dir.path() / "kernels" / "model.toml"});
@@ -380,7 +376,7 @@ TEST_CASE("another tool's TOML beside the kernels is not a shape file and a near
     INFO(r.out);
     CHECK(r.code == 0);
     // A typo of [[kernel]] is a shape file with a mistake, fail closed.
-    write(dir.path() / "kernels" / "extra.toml", "[[kernels]]\nname = \"scale\"\n");
+    write_file(dir.path() / "kernels" / "extra.toml", "[[kernels]]\nname = \"scale\"\n");
     r = kjit_in(dir.path(), "lint kernels");
     CHECK(r.code == 2);
     CHECK(contains(r.out, "extra.toml:1:3: error: unknown key 'kernels' in the shape file; did you "

@@ -23,17 +23,13 @@
 
 using namespace kjit;
 using kjit::test::contains;
+using kjit::test::write_file;
 using kjit::test::Run;
 using kjit::test::run_kjit;
 using kjit::test::run_shell;
 namespace fs = std::filesystem;
 
 namespace {
-
-void write_file(const fs::path& p, const std::string& text) {
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-}
 
 std::string read_file(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
