@@ -61,8 +61,8 @@ Project Project::load(const fs::path& file) {
     const fs::path absolute = fs::absolute(file, ec).lexically_normal();
     const TomlDocument doc = TomlDocument::load(display_path(absolute), "project file");
     const TomlTable root = doc.root();
-    root.only_keys({"kernels", "include_dirs", "shape_files", "sweep_files", "baselines", "tuned",
-                    "archs", "binaries"},
+    root.only_keys({"kernels", "include_dirs", "shape_files", "sweep_files", "contracts",
+                    "baselines", "tuned", "archs", "binaries"},
                    "the project file");
     const fs::path dir = absolute.parent_path();
     Project p;
@@ -75,6 +75,8 @@ Project Project::load(const fs::path& file) {
         p.shape_files = project_paths(dir, *n, "shape_files", Must::file);
     if (const auto n = root.get("sweep_files"))
         p.sweep_files = project_paths(dir, *n, "sweep_files", Must::file);
+    if (const auto n = root.get("contracts"))
+        p.contracts = project_paths(dir, *n, "contracts", Must::file);
     if (const auto n = root.get("baselines"))
         p.baselines = project_path(dir, *n, "baselines", Must::nothing);
     if (const auto n = root.get("tuned"))

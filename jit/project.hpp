@@ -1,6 +1,6 @@
 #pragma once
-// kjit.toml: a project's kernel directory, extra include directories, shape and sweep files,
-// digest baselines, tuned table and target arches. Found by walking up from the working
+// kjit.toml: a project's kernel directory, extra include directories, shape, sweep and contract
+// files, digest baselines, tuned table and target arches. Found by walking up from the working
 // directory, as git and cargo find theirs; every path in it is relative to its directory.
 
 #include "core/diagnostic.hpp"
@@ -29,6 +29,9 @@ struct Project {
     std::vector<ProjectPath> include_dirs; ///< `include_dirs`: extra -I, keyed by content
     std::vector<ProjectPath> shape_files;  ///< `shape_files`: production define sets
     std::vector<ProjectPath> sweep_files;  ///< `sweep_files`: what `kjit sweep` runs
+    /// `contracts`: contract files (docs/contracts.md) that check, bench, digest and sweep
+    /// read for the project's kernels
+    std::vector<ProjectPath> contracts;
     std::optional<ProjectPath> baselines;  ///< `baselines`: the digest baselines' directory
     std::optional<ProjectPath> tuned;      ///< `tuned`: the tuned table's file
     std::vector<std::string> archs;        ///< `archs`: target architectures ("sm_90")

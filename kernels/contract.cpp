@@ -246,8 +246,18 @@ void check_contract_structure(const KernelContract& c) {
     for (const auto& p : c.preconditions)
         if (p.expr.empty())
             fail(c, "a precondition has no expression");
-    if (!c.check_shapes.empty() && c.reference.empty())
-        fail(c, "check shapes need a float64 reference to compare with");
+    if (!c.reference.empty() && !c.reference_defines.empty())
+        fail(c, "a float64 reference and reference defines exclude each other: one is what "
+                "`kjit check` compares with");
+    for (const auto& [k, v] : c.reference_defines)
+        try {
+            Defines probe;
+            add_define(probe, k + "=" + v);
+        } catch (const ConfigError& e) {
+            fail(c, "reference defines: " + e.message);
+        }
+    if (!c.check_shapes.empty() && c.reference.empty() && c.reference_defines.empty())
+        fail(c, "check shapes need a float64 reference or reference defines to compare with");
     for (const CheckShape& cs : c.check_shapes)
         for (DType d : cs.dtypes)
             if (std::find(c.dtypes.begin(), c.dtypes.end(), d) == c.dtypes.end())
@@ -281,8 +291,15 @@ void validate_contract(const KernelContract& c) {
         } catch (const ConfigError& e) {
             fail(c, "check shape " + cs.shape + ": " + e.message);
         }
-        for (DType d : cs.dtypes.empty() ? c.dtypes : cs.dtypes)
+        for (DType d : cs.dtypes.empty() ? c.dtypes : cs.dtypes) {
             plan_at(cs.shape, d, defines, "check shape");
+            if (!c.reference_defines.empty()) {
+                Defines reference = defines;
+                for (const auto& [k, v] : c.reference_defines)
+                    reference[k] = v;
+                plan_at(cs.shape, d, reference, "check shape (reference defines)");
+            }
+        }
     }
 }
 
@@ -321,7 +338,8 @@ std::string contract_text(const KernelContract& c) {
             os << ' ' << a;
     }
     os << "\nbytes " << c.bytes << "\nflops " << c.flops << "\nreference " << c.reference
-       << "\nbench " << c.bench_shape;
+       << "\nreference_defines " << defines_text(c.reference_defines) << "\nbench "
+       << c.bench_shape;
     for (const auto& s : c.check_shapes) {
         os << "\ncheck " << s.shape;
         for (DType d : s.dtypes)

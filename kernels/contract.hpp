@@ -103,6 +103,10 @@ struct KernelContract {
     std::string bytes;       ///< bytes one run of the pipeline moves (expression; empty: unknown)
     std::string flops;       ///< FLOPs of one run (expression; empty: unknown)
     std::string reference;   ///< the registered float64 reference; empty: none
+    /// With no float64 reference: `kjit check` compares each output with the same pipeline
+    /// compiled with these defines over the case's (`SPLIT_K = 1`: the sum in one piece), by
+    /// the outputs' tolerances. Empty: none.
+    Defines reference_defines;
     std::string bench_shape; ///< `kjit bench` without --shape
     std::vector<CheckShape> check_shapes;   ///< `kjit check`
     std::vector<std::string> digest_shapes; ///< `kjit digest record` without --shapes

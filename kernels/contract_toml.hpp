@@ -4,7 +4,9 @@
 #include "kernels/contract.hpp"
 #include "kernels/expr.hpp"
 
+#include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kjit {
@@ -24,5 +26,15 @@ struct InlineContractScope {
 /// f32*, bf16*, i32 or f32; count; value; init random, zeros or value; output) and [bench]
 /// bytes and flops. Every mistake is a ConfigError at its file:line:col.
 KernelContract read_inline_contract(const TomlTable& root, const InlineContractScope& scope);
+
+/// Reads a contract file (docs/contracts.md): the kernel's name and source, shape keys, dtypes,
+/// defines, launch parameters, preconditions, [[args]], the pipeline as [[step]] tables (a
+/// launch: entry, grid, block, smem, args; or a copy: from, to), bytes and flops, and what
+/// `kjit check`, `kjit bench` and `kjit digest` run (check shapes with a float64 reference
+/// or reference defines, the bench shape, digest shapes). Validated as register_contract
+/// validates; every mistake is a ConfigError at its file:line:col.
+KernelContract parse_contract(std::string_view text, const std::string& file);
+/// parse_contract() of the file at `path` (ConfigError when it cannot be read).
+KernelContract load_contract(const std::filesystem::path& path);
 
 } // namespace kjit

@@ -76,7 +76,8 @@ struct ContractPlanner::Impl {
                 return Expr(text, scope);
             return Expr(text, scope, at->second.path, at->second.line, at->second.column);
         } catch (const ConfigError& e) {
-            throw ConfigError("contract " + contract.name + ", " + what + ": " + e.message);
+            throw ConfigError("contract " + contract.name + ", " + what + ": " + e.message, e.file,
+                              e.line, e.column);
         }
     }
     Expr compile(const std::string& text, const std::string& what) const {
@@ -110,7 +111,8 @@ ContractPlanner::ContractPlanner(KernelContract contract) : impl_(std::make_uniq
         m.names[p.name] = 1;
     }
     for (const auto& p : c.preconditions)
-        m.preconditions.push_back(m.compile(p.expr, "precondition"));
+        m.preconditions.push_back(
+            m.compile(p.expr, "precondition " + std::to_string(m.preconditions.size() + 1)));
     for (const ContractArg& a : c.args) {
         Impl::Arg e;
         const std::string what = "argument " + a.name;

@@ -2,7 +2,7 @@
 # A user's project as CI runs it: installs kjit into a temporary prefix, builds
 # examples/splitk_app against it with find_package(kjit), and runs from inside it what the
 # README's "Use kjit in your project" shows: lint, audit, fresh (against the app's binary),
-# specialize, a sweep dry run, and the app itself (without a GPU it compiles its kernels and
+# specialize, a sweep dry run, check (its contract files), and the app itself (without a GPU it compiles its kernels and
 # exits 0). Then each kind of mistake, made in a copy of the project, must fail the check that
 # owns it with the file:line:col and the exit code the README promises.
 # Usage: tests/example_project.sh BUILD_DIR SOURCE_DIR [CXX_COMPILER]
@@ -50,6 +50,9 @@ expect "$project" 0 "audit: 4 compiled, 0 failed; lint: 0 finding\(s\); fresh: u
 expect "$project" 0 "kjit fresh: build/splitk_app: 3 embedded file\(s\) against kernels" "$kjit" fresh
 expect "$project" 0 "kjit specialize kernels/model.toml: 2 kernel\(s\)" "$kjit" specialize
 expect "$project" 0 "GEMV_BLOCK=1024" "$kjit" sweep --dry-run
+# The contracts (contracts/*.toml) plan every check case; with a GPU each is launched and
+# compared with its reference defines.
+expect "$project" 0 "launch checks skipped|check: 0 failed" "$kjit" check
 expect "$project" 0 "splitk_app: (cannot launch|every output matches)" build/splitk_app
 # Specialized above, so the app's start-up reads every kernel from the disk cache.
 expect "$project" 0 "splitk_gemv +hit +GEMV_BLOCK=256 SPLIT_K=4" build/splitk_app
@@ -79,6 +82,14 @@ sed -i 's/^d_ff = 14336/d_ff = 14336 14336/' "$b/kernels/model.toml"
 expect "$b" 2 "kernels/model.toml:6:14: error: " "$kjit" audit
 expect "$b" 2 "kernels/model.toml:6:14: error: " "$kjit" specialize
 expect "$b" 2 "kernels/model.toml:6:14: error: " "$kjit" lint
+
+# A contract whose second launch passes an argument it does not declare.
+b=$(broken)
+sed -i 's/args = \["y", "partial", "rows"\]/args = ["y", "partials", "rows"]/' "$b/contracts/splitk_gemv.toml"
+for verb in check "bench splitk_gemv" "sweep --dry-run"; do
+  # shellcheck disable=SC2086 # the verb and its argument
+  expect "$b" 2 "contracts/splitk_gemv.toml:66:14: error: step 2 passes 'partials'" "$kjit" $verb
+done
 
 # A kernel edited after the binary was built.
 b=$(broken)

@@ -205,7 +205,8 @@ TEST_CASE("every broken sweep fixture is reported at its file:line:col with exit
         {"unknown_key.toml", "7:2: error: unknown key 'swep' in the sweep file; did you mean 'sweep'?"},
         {"unknown_name.toml", "12:9: error: bad expression 'rowz': Unexpected token \"rowz\" found at position 0."},
         {"unknown_reference.toml", "12:13: error: no float64 reference is registered as 'rms_nrom' (known: conv1d, delta_rule, rms_norm)"},
-        {"unknown_type.toml", "22:8: error: unknown type 'f16*' (known: f32*, bf16*, i32, f32)"},
+        {"unknown_type.toml", "22:8: error: unknown type 'f16*' (known: buffers f32*, bf16*, dtype* "
+                                "(the case's dtype); scalars i32, u32, i64, u64, f32, f64)"},
         {"wrong_type.toml", "4:8: error: 'rows' must be an integer"},
     };
     std::size_t files = 0;

@@ -2,6 +2,8 @@
 
 #include "core/flags.hpp"
 #include "jit/shape_check.hpp"
+#include "kernels/contract_toml.hpp"
+#include "kernels/registry.hpp"
 
 #include <unistd.h>
 
@@ -27,6 +29,23 @@ const Project* SourceOptions::project_file() const {
     if (!project_)
         project_ = Project::discover(project);
     return *project_ ? &**project_ : nullptr;
+}
+
+const std::vector<std::string>& SourceOptions::register_contracts() const {
+    if (!contracts_) {
+        contracts_.emplace();
+        if (const Project* p = project_file())
+            for (const ProjectPath& file : p->contracts) {
+                KernelContract c = load_contract(display_path(file.path));
+                contracts_->push_back(c.name);
+                try {
+                    register_contract(std::move(c));
+                } catch (const ConfigError& e) { // a name taken by another contract
+                    throw ConfigError(e.message, file.where);
+                }
+            }
+    }
+    return *contracts_;
 }
 
 std::vector<std::filesystem::path>

@@ -29,6 +29,7 @@ struct BenchArgs {
 
 int run_bench(BenchArgs& args) {
     // Every usage error is found before the device is touched.
+    (void)args.sources.register_contracts();
     const KernelContract& contract = kernel_contract(args.kernel);
     const BenchPlan bp =
         plan_bench(contract, args.shape, args.dtype, args.defines, args.vs, args.pairs);

@@ -36,15 +36,21 @@ struct Columns {
 
 int run_check(const CheckArgs& args) {
     CheckSummary summary;
+    const std::vector<std::string>& own = args.sources.register_contracts();
     summary.audit_passed = run_audit(args.sources, args.shapes, {}, args.cache) == kOk;
-    // The cases of the contracts whose kernel the sources hold: in a user's project kjit's own
-    // contracts (rms_norm, ...) name kernels it does not have. Every case is planned first: a
-    // contract mistake shows without a GPU too.
+    // The cases of the project's contracts when its file names any; else of the registered
+    // contracts whose kernel the sources hold (in a user's project kjit's own contracts,
+    // rms_norm, ..., name kernels it does not have). Every case is planned first: a contract
+    // mistake shows without a GPU too.
     const SourceSet sources = args.sources.load();
     std::vector<CheckCase> cases;
-    for (CheckCase& c : default_check_cases())
-        if (sources.find(kernel_contract(c.kernel).source_name() + ".cu"))
+    for (CheckCase& c : default_check_cases()) {
+        const bool applies = own.empty()
+                                 ? sources.find(kernel_contract(c.kernel).source_name() + ".cu") != nullptr
+                                 : std::find(own.begin(), own.end(), c.kernel) != own.end();
+        if (applies)
             cases.push_back(std::move(c));
+    }
     if (cases.empty()) {
         std::printf("\nlaunch checks: no kernel contract names a kernel of the sources (%s): "
                     "nothing to launch\n",
@@ -94,6 +100,8 @@ int run_check(const CheckArgs& args) {
             std::printf("  %-*s %-*s %-*s %-13s %-10s %-11.3g %-10.0e %s", w.entry, entry.c_str(),
                         w.shape, r.shape.c_str(), w.defines, r.defines.c_str(), r.grid.c_str(),
                         r.block.c_str(), o.error, o.tolerance, o.passed() ? "ok" : "FAIL");
+            if (r.reference != "float64")
+                std::printf(" (vs %s)", r.reference.c_str());
             if (o.unwritten)
                 std::printf(" (%zu elements unwritten)", o.unwritten);
             std::printf("\n");
@@ -107,8 +115,9 @@ int run_check(const CheckArgs& args) {
 Action add_check(CLI::App& app) {
     auto args = std::make_shared<CheckArgs>();
     auto* sub = app.add_subcommand(
-        "check", "kjit's main job: audit every kernel, then (with a GPU) launch each at the "
-                 "default model shapes and compare every output with the float64 reference");
+        "check", "kjit's main job: audit every kernel, then (with a GPU) launch each at its "
+                 "contract's check shapes and compare every output with the float64 reference "
+                 "(or the contract's reference defines)");
     args->sources.add_to(*sub);
     args->shapes.add_to(*sub);
     args->cache.add_to(*sub);

@@ -57,6 +57,7 @@ void print_unwritten(const Unwritten& u, std::size_t count) {
 }
 
 int run_record(const DigestArgs& args) {
+    (void)args.sources.register_contracts();
     const KernelContract& kc = kernel_contract(args.kernel);
     const DigestRecordPlan plan = plan_digest_record(kc, args.selection, args.defines);
     const BaselineLocation at = locate_baseline(kc.name, baseline_file(args, kc.name));
@@ -140,6 +141,7 @@ void print_differs(const CheckedOutput& o, const BaselineCase& rec, const Prepar
 }
 
 int run_check(const DigestArgs& args) {
+    (void)args.sources.register_contracts();
     const KernelContract& kc = kernel_contract(args.kernel);
     const BaselineLocation at = locate_baseline(kc.name, baseline_file(args, kc.name));
     const Baseline baseline = baseline_to_check(at, kc);

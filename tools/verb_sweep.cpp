@@ -83,6 +83,7 @@ int run_sweep_file(const SweepArgs& args, const std::string& file) {
 /// FILE, else every sweep file the project file names, in order.
 int run_sweep_verb(const SweepArgs& args) {
     (void)args.sources.on_disk("kjit sweep");
+    (void)args.sources.register_contracts();
     if (!args.file.empty())
         return run_sweep_file(args, args.file);
     const Project* project = args.sources.project_file();

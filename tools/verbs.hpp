@@ -49,6 +49,9 @@ struct SourceOptions {
     /// the directory on_disk(verb) chooses.
     [[nodiscard]] std::vector<lint::SourceGroup>
     file_groups(const std::vector<std::string>& files, bool embedded, std::string_view verb) const;
+    /// Registers the contracts the project file names (kernels/registry.hpp), once; their
+    /// names, in the file's order (empty without a project file or its `contracts`).
+    const std::vector<std::string>& register_contracts() const;
     [[nodiscard]] SourceSet load() const { return choice().load(); }
     [[nodiscard]] SourceProvider provider() const { return choice().provider(); }
     /// "embedded at build time" or "from DIR".
@@ -59,6 +62,7 @@ struct SourceOptions {
     mutable std::optional<std::optional<Project>> project_;
     mutable std::optional<SourceChoice> choice_;
     mutable bool printed_ = false;
+    mutable std::optional<std::vector<std::string>> contracts_;
 };
 
 /// --shape-file: the shape files a verb reads instead of the project's or those beside the

@@ -33,13 +33,25 @@ CasePlan check_plan(const CheckCase& c) {
     return plan_case(contract, parse_shape(contract, c.shape), c.dtype, check_defines(c));
 }
 
+Defines check_reference_defines(const CheckCase& c) {
+    Defines defines = check_defines(c);
+    for (const auto& [k, v] : kernel_contract(c.kernel).reference_defines)
+        defines[k] = v;
+    return defines;
+}
+
 std::vector<KernelSpec> check_specs(std::span<const CheckCase> cases) {
     std::vector<KernelSpec> specs;
-    for (const CheckCase& c : cases) {
-        KernelSpec spec = case_spec(kernel_contract(c.kernel), check_defines(c));
+    const auto add = [&](KernelSpec spec) {
         if (std::none_of(specs.begin(), specs.end(),
                          [&](const KernelSpec& s) { return s.name == spec.name; }))
             specs.push_back(std::move(spec));
+    };
+    for (const CheckCase& c : cases) {
+        const KernelContract& contract = kernel_contract(c.kernel);
+        add(case_spec(contract, check_defines(c)));
+        if (contract.reference.empty())
+            add(case_spec(contract, check_reference_defines(c)));
     }
     return specs;
 }
@@ -64,8 +76,20 @@ CheckResult run_check_case(Engine& engine, const CheckCase& c, std::uint64_t see
     const PreparedArm arm{&engine, case_spec(contract, defines).name, defines, {}};
     LaunchConfig config;
     const std::vector<HostBuffer> got = run_case_once(arm, plan, buffers, &config);
-    // The reference sees exactly the values the kernel read (bf16-rounded where bf16).
-    const std::vector<std::vector<double>> want = reference_outputs(plan, inputs);
+    std::vector<std::vector<double>> want;
+    if (!contract.reference.empty()) {
+        // The reference sees exactly the values the kernel read (bf16-rounded where bf16).
+        want = reference_outputs(plan, inputs);
+    } else {
+        // The same pipeline with the reference defines, on the same inputs.
+        const Defines ref_defines = check_reference_defines(c);
+        const CasePlan ref_plan =
+            plan_case(contract, parse_shape(contract, c.shape), c.dtype, ref_defines);
+        CaseBuffers ref_buffers(ref_plan, inputs);
+        const PreparedArm ref_arm{&engine, case_spec(contract, ref_defines).name, ref_defines, {}};
+        for (const HostBuffer& out : run_case_once(ref_arm, ref_plan, ref_buffers))
+            want.push_back(element_values(out));
+    }
 
     CheckResult r;
     r.kernel = contract.name;
@@ -74,6 +98,7 @@ CheckResult run_check_case(Engine& engine, const CheckCase& c, std::uint64_t see
     r.defines = defines_text(defines);
     r.grid = config.grid.str();
     r.block = config.block.str();
+    r.reference = contract.reference.empty() ? defines_text(contract.reference_defines) : "float64";
     for (std::size_t i = 0; i < got.size(); ++i)
         r.outputs.push_back(
             compare_output(got[i], want[i], output_tolerance(plan.buffers[plan.outputs[i]])));

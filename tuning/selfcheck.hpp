@@ -13,7 +13,8 @@
 namespace kjit {
 
 /// One launch-and-compare of `kjit check`: a contract at a shape, a dtype and a define set,
-/// compared output by output with the contract's float64 reference.
+/// compared output by output with the contract's float64 reference, or, for a contract without
+/// one, with its pipeline under the reference defines.
 struct CheckCase {
     std::string kernel; ///< the contract: "conv1d"
     std::string shape;  ///< in the contract's keys: "b=8,c=4096,t=1300"
@@ -37,6 +38,9 @@ struct CheckResult {
     std::string shape;   ///< "rows=4096,n=7168"
     std::string defines; ///< every define of the launch: "RMS_BLOCK=256"
     std::string grid, block;
+    /// What the outputs were compared with: "float64" (the registered reference) or the
+    /// reference defines ("SPLIT_K=1").
+    std::string reference;
     std::vector<OutputCheck> outputs; ///< in the plan's order
     /// Every output within its tolerance and fully written.
     [[nodiscard]] bool passed() const;
@@ -48,10 +52,15 @@ std::vector<CheckCase> default_check_cases();
 /// The contract's defaults overridden by the case's defines; ConfigError on a bad assignment.
 Defines check_defines(const CheckCase& c);
 
+/// check_defines(c) with the contract's reference defines over them: the defines of the
+/// pipeline a contract without a float64 reference is compared with.
+Defines check_reference_defines(const CheckCase& c);
+
 /// The plan of the case: its shape parsed, its defines merged (ConfigError on a mistake).
 CasePlan check_plan(const CheckCase& c);
 
-/// The engine specs `cases` need, each define set once.
+/// The engine specs `cases` need (with the reference defines' where a contract has no float64
+/// reference), each define set once.
 std::vector<KernelSpec> check_specs(std::span<const CheckCase> cases);
 
 /// Compares `got` with `want` (relative L2) and counts its canary elements.

@@ -1,0 +1,258 @@
+// A user's kernel contract written in TOML (a contract file the project file names): read,
+// validated at file:line:col, planned like kjit's own contracts, and run by check, bench,
+// digest and sweep.
+
+#include "kernels/contract_toml.hpp"
+#include "kernels/plan.hpp"
+#include "kernels/registry.hpp"
+#include "kernels/shape.hpp"
+#include "runtime/context.hpp"
+#include "tests/support.hpp"
+#include "tuning/selfcheck.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace kjit;
+using kjit::test::contains;
+using kjit::test::Run;
+using kjit::test::run_kjit_in;
+using kjit::test::TempDir;
+
+namespace {
+
+const std::filesystem::path kExample = KJIT_SOURCE_DIR "/examples/splitk_app";
+
+std::string read(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream os;
+    os << in.rdbuf();
+    return os.str();
+}
+
+/// The example's split-K contract with the first `from` replaced by `to`, parsed as "c.toml".
+KernelContract edited(const std::string& from, const std::string& to) {
+    std::string text = read(kExample / "contracts/splitk_gemv.toml");
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+    return parse_contract(text, "c.toml");
+}
+
+/// The message of the ConfigError parse_contract throws for the edited contract, with its
+/// location: "c.toml:LINE:COL: MESSAGE".
+std::string error_of(const std::string& from, const std::string& to) {
+    try {
+        (void)edited(from, to);
+    } catch (const ConfigError& e) {
+        return e.file + ":" + std::to_string(e.line) + ":" + std::to_string(e.column) + ": " +
+               e.message;
+    }
+    return "(no error)";
+}
+
+/// A copy of the example project (its kernels, contracts, sweeps, shape and project file).
+void copy_example(const std::filesystem::path& to) {
+    namespace fs = std::filesystem;
+    for (const char* part : {"kernels", "contracts", "sweeps", "kjit.toml"})
+        fs::copy(kExample / part, to / part, fs::copy_options::recursive);
+}
+
+} // namespace
+
+TEST_SUITE("contract_file") {
+
+TEST_CASE("a contract file declares a two-launch pipeline with a workspace") {
+    const KernelContract c = load_contract(kExample / "contracts/splitk_gemv.toml");
+    CHECK(c.name == "splitk_gemv");
+    CHECK(c.source_name() == "splitk_gemv");
+    CHECK(c.shape_keys == std::vector<std::string>{"rows", "cols"});
+    REQUIRE(c.pipeline.size() == 2);
+    CHECK(c.pipeline[0].entry.at(DType::f32) == "splitk_partial");
+    CHECK(c.pipeline[1].args == std::vector<std::string>{"y", "partial", "rows"});
+    REQUIRE(c.args.size() == 6);
+    CHECK(c.args[0].role == ArgRole::output);
+    CHECK(c.args[0].tolerance == 1e-5);
+    CHECK(c.args[1].role == ArgRole::workspace);
+    CHECK(c.args[4].role == ArgRole::scalar);
+    CHECK(c.reference_defines == Defines{{"SPLIT_K", "1"}});
+    CHECK(c.bench_shape == "rows=4096,cols=14336");
+    CHECK(c.digest_shapes == std::vector<std::string>{"rows=4096,cols=14336", "rows=1000,cols=4096"});
+    REQUIRE(c.check_shapes.size() == 2);
+    CHECK(c.check_shapes[1].defines == std::vector<std::string>{"GEMV_BLOCK=128", "SPLIT_K=8"});
+
+    // Planned as kjit's own contracts are: the geometry follows the defines.
+    const CasePlan p = plan_case(c, parse_shape(c, "rows=1000,cols=4096"), DType::f32,
+                                 merge_defines(c.defines, std::vector<std::string>{"SPLIT_K=8"}));
+    REQUIRE(p.steps.size() == 2);
+    CHECK(p.steps[0].grid.x == 125); // ceil(1000 / (256 / 32))
+    CHECK(p.steps[0].grid.y == 8);
+    CHECK(p.steps[1].grid.x == 4);
+    CHECK(p.find_buffer("partial")->count == 8000);
+    CHECK(p.find_buffer("partial")->role == ArgRole::workspace);
+    CHECK(p.outputs.size() == 1);
+    CHECK(p.bytes == 4.0 * (1000 * 4096 + 4096 + 2 * 8 * 1000 + 1000));
+    CHECK_THROWS_WITH_AS(plan_case(c, parse_shape(c, "rows=8,cols=100"), DType::f32),
+                         doctest::Contains("cols=100 must be a multiple of 4 * SPLIT_K=4"), ConfigError);
+
+    // The same file, the same contract; another file, another text.
+    CHECK(contract_text(c) == contract_text(load_contract(kExample / "contracts/splitk_gemv.toml")));
+    CHECK(contract_text(c) != contract_text(load_contract(kExample / "contracts/row_softmax.toml")));
+}
+
+TEST_CASE("a contract file's random inputs take a scale and an offset") {
+    const KernelContract c = load_contract(kExample / "contracts/row_softmax.toml");
+    const CasePlan p = plan_case(c, parse_shape(c, "rows=7,cols=1000"), DType::f32);
+    CHECK(p.find_buffer("x")->scale == 8.0f);
+    CHECK(p.find_buffer("x")->offset == -4.0f);
+    CHECK(p.steps.size() == 1);
+    CHECK(p.steps[0].params.size() == 3); // no `args`: every argument in order
+}
+
+TEST_CASE("every mistake in a contract file is reported at its file:line:col") {
+    const struct {
+        std::string from, to, want;
+    } cases[] = {
+        {"grid = \"ceil_div(rows, GEMV_BLOCK)\"", "grid = \"ceil_div(rows, GEMV_BLOK)\"",
+         "c.toml:64:24: contract splitk_gemv, step 2 grid[0]: bad expression"},
+        {"args = [\"y\", \"partial\", \"rows\"]", "args = [\"y\", \"partials\", \"rows\"]",
+         "c.toml:66:14: step 2 passes 'partials', which is no [[args]] name"},
+        {"type = \"i32\"", "type = \"int\"", "c.toml:48:8: unknown type 'int'"},
+        {"entry = \"splitk_reduce\"", "entri = \"splitk_reduce\"",
+         "c.toml:63:1: unknown key 'entri' in [[step]]; did you mean 'entry'?"},
+        {"shape = { rows = 1000, cols = 4096 }", "shape = { rows = 1000, cols = 4095 }",
+         "c.toml:72:9: shape: splitk_gemv: cols=4095 must be a multiple of 4 * SPLIT_K=8"},
+        {"shape = { rows = 1000, cols = 4096 }", "shape = { rows = 1000, col = 4096 }",
+         "c.toml:72:9: shape: bad shape"},
+        {"reference_defines = { SPLIT_K = 1 }", "",
+         "c.toml:1:1: contract splitk_gemv: check shapes need a float64 reference or reference "
+         "defines"},
+        {"reference_defines = { SPLIT_K = 1 }", "reference = \"gemv\"",
+         "c.toml:13:13: no float64 reference is registered as 'gemv'"},
+        {"workspace = true", "workspace = true\noutput = true",
+         "c.toml:34:13: 'partial' is an output and a workspace"},
+        {"expr = \"cols % (SPLIT_K * 4) == 0\"", "expr = \"cols % (SPLIT_KK * 4) == 0\"",
+         "c.toml:20:17: contract splitk_gemv, precondition 1: bad expression"},
+        {"bytes = \"4 * (rows", "bytes = \"4 * (rowz",
+         "c.toml:7:15: contract splitk_gemv, bytes: bad expression"},
+        {"value = \"rows\"", "value = \"rows\"\ncount = \"1\"",
+         "c.toml:50:9: 'count' is for buffers; scalar 'rows' takes 'value'"},
+        {"dtypes = [\"f32\"]", "dtypes = [\"f16\"]", "c.toml:6:11: unknown dtype 'f16' (known: f32, bf16)"},
+        {"entry = \"splitk_partial\"", "entry = { f32 = \"splitk_partial\", bf16 = \"p\" }",
+         "entry point for dtype bf16, which 'dtypes' does not list"},
+        {"[[step]]\nentry = \"splitk_partial\"",
+         "[[step]]\nfrom = \"w\"\nto = \"x\"\n[[step]]\nentry = \"splitk_partial\"",
+         "c.toml:9:15: bench_shape: splitk_gemv: step 1 copies w (234881024 bytes) into x"},
+        {"name = \"splitk_gemv\"", "nme = \"splitk_gemv\"", "c.toml:4:1: unknown key 'nme'"},
+        {"bench_shape = { rows = 4096, cols = 14336 }", "bench_shape = \"rows=4096,cols=14336\"",
+         "c.toml:9:15: 'bench_shape' must be a table"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.from << " -> " << c.to);
+        CHECK(contains(error_of(c.from, c.to), c.want));
+    }
+    CHECK_THROWS_WITH_AS(parse_contract("name = \"x\"\nshape = [\"n\"\n", "c.toml"),
+                         doctest::Contains("c.toml:2:14: error: Error while parsing array"), ConfigError);
+}
+
+TEST_CASE("kjit reads the contracts its project file names") {
+    TempDir dir;
+    copy_example(dir.path());
+    // No GPU needed for a bad contract: check, bench, digest and sweep stop at its line.
+    std::string text = read(dir.path() / "contracts/splitk_gemv.toml");
+    text.replace(text.find("\"partial\", \"rows\"]"), 9, "\"partials\"");
+    test::write_file(dir.path() / "contracts/splitk_gemv.toml", text);
+    for (const char* verb : {"check", "bench splitk_gemv", "digest record splitk_gemv",
+                             "sweep --dry-run"}) {
+        INFO(verb);
+        const Run r = run_kjit_in(dir.path(), verb);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, "contracts/splitk_gemv.toml:66:14: error: step 2 passes 'partials'"));
+    }
+    // A contract named twice: the second place is named.
+    test::write_file(dir.path() / "contracts/splitk_gemv.toml",
+                     read(kExample / "contracts/splitk_gemv.toml"));
+    std::string project = read(dir.path() / "kjit.toml");
+    project.replace(project.find("\"contracts/row_softmax.toml\""), 28,
+                    "\"contracts/splitk_gemv.toml\"");
+    test::write_file(dir.path() / "kjit.toml", project);
+    const Run twice = run_kjit_in(dir.path(), "bench splitk_gemv");
+    CHECK(twice.code == 2);
+    CHECK(contains(twice.out, "kjit.toml:6:44: error: contract splitk_gemv is registered twice"));
+}
+
+TEST_CASE("a project's contracts are the ones kjit check launches and without a GPU it says so") {
+    TempDir dir;
+    copy_example(dir.path());
+    // A kernel named as one of kjit's own does not pick up kjit's contract in this project.
+    test::write_file(dir.path() / "kernels/rms_norm.cu",
+                     "extern \"C\" __global__ void rms_norm_f32(float* y) { y[0] = 1; }\n");
+    const Run r = run_kjit_in(dir.path(), "check");
+    CHECK(r.code == 0);
+    if (contains(r.out, "launch checks skipped"))
+        return; // no device here: the gpu suite launches them
+    CHECK(contains(r.out, "splitk_reduce/y"));
+    CHECK(contains(r.out, "(vs SPLIT_K=1)"));
+    CHECK(contains(r.out, "row_softmax/y"));
+    CHECK_FALSE(contains(r.out, "rms_norm_f32"));
+    CHECK(contains(r.out, "check: 0 failed"));
+}
+
+} // TEST_SUITE
+
+TEST_SUITE("gpu") {
+
+TEST_CASE("a contract file's check cases pass against its reference defines and differ from them") {
+    KJIT_REQUIRE_DEVICE();
+    register_contract(load_contract(kExample / "contracts/splitk_gemv.toml"));
+    register_contract(load_contract(kExample / "contracts/row_softmax.toml"));
+    TempDir cache;
+    const Device device = Device::get(0);
+    const Context ctx(device);
+    EngineOptions options;
+    options.cache.dir = cache.path();
+    Engine engine(&ctx, options, SourceProvider(kExample / "kernels"));
+    std::vector<CheckCase> cases;
+    for (const CheckCase& c : default_check_cases())
+        if (c.kernel == "splitk_gemv" || c.kernel == "row_softmax")
+            cases.push_back(c);
+    REQUIRE(cases.size() == 4);
+    for (const auto& row : engine.prepare({}, check_specs(cases)))
+        REQUIRE_FALSE(row.error);
+    for (const CheckCase& c : cases) {
+        const CheckResult r = run_check_case(engine, c, 7);
+        CHECK(r.reference == defines_text(kernel_contract(c.kernel).reference_defines));
+        for (const OutputCheck& o : r.outputs) {
+            INFO(r.entry << "/" << o.name << " " << r.shape << " " << r.defines);
+            CHECK(o.unwritten == 0);
+            CHECK(o.error <= o.tolerance);
+            // Another sum order: the comparison sees a difference, so it compares two runs.
+            CHECK(o.error > 0);
+        }
+    }
+}
+
+TEST_CASE("kjit digest records and checks a contract file's pipeline") {
+    KJIT_REQUIRE_DEVICE();
+    TempDir dir;
+    copy_example(dir.path());
+    const std::string env = "KJIT_CACHE_DIR='" + (dir.path() / "cache").string() + "'";
+    const Run record = run_kjit_in(dir.path(), "digest record splitk_gemv", env);
+    INFO(record.out);
+    REQUIRE(record.code == 0);
+    CHECK(std::filesystem::exists(dir.path() / "baselines/splitk_gemv.toml"));
+    const Run check = run_kjit_in(dir.path(), "digest check splitk_gemv", env);
+    INFO(check.out);
+    CHECK(check.code == 0);
+    CHECK(contains(check.out, "IDENTICAL"));
+    // The bench times both launches as one pipeline, with the contract's bytes.
+    const Run bench = run_kjit_in(dir.path(), "bench splitk_gemv --reps 5", env);
+    INFO(bench.out);
+    CHECK(bench.code == 0);
+    CHECK(contains(bench.out, "launch: splitk_reduce"));
+}
+
+} // TEST_SUITE
