@@ -22,10 +22,21 @@ LaunchConfig StepPlan::config(CUstream stream) const {
 }
 
 const StepPlan& CasePlan::main_launch() const {
+    for (const StepPlan& s : steps)
+        if (s.main)
+            return s;
     for (auto it = steps.rbegin(); it != steps.rend(); ++it)
         if (it->kind == PipelineStep::Kind::launch)
             return *it;
     throw Error("the plan of " + kernel + " has no launch step");
+}
+
+std::string CasePlan::launches_text() const {
+    std::string out;
+    for (const StepPlan& s : steps)
+        if (s.kind == PipelineStep::Kind::launch)
+            out += (out.empty() ? "" : " + ") + s.entry;
+    return out;
 }
 
 const BufferSpec* CasePlan::find_buffer(std::string_view name) const {

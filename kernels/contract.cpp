@@ -243,6 +243,12 @@ void check_contract_structure(const KernelContract& c) {
     }
     if (!launches)
         fail(c, "the pipeline launches no kernel");
+    if (std::count_if(c.pipeline.begin(), c.pipeline.end(),
+                      [](const PipelineStep& s) { return s.main; }) > 1)
+        fail(c, "more than one step is marked main");
+    for (const PipelineStep& s : c.pipeline)
+        if (s.main && s.kind == PipelineStep::Kind::copy)
+            fail(c, "a copy step is marked main: reports describe a launch");
     for (const auto& p : c.preconditions)
         if (p.expr.empty())
             fail(c, "a precondition has no expression");
@@ -333,7 +339,7 @@ std::string contract_text(const KernelContract& c) {
             for (const auto& g : *dims)
                 os << " [" << g << ']';
         }
-        os << " smem " << s.smem << " args";
+        os << " smem " << s.smem << (s.main ? " main" : "") << " args";
         for (const auto& a : s.args)
             os << ' ' << a;
     }

@@ -77,6 +77,9 @@ struct PipelineStep {
     /// the contract's order.
     std::vector<std::string> args;
     std::string from, to; ///< copy: buffer names
+    /// Launch: the one reports describe (the sweep table's geometry and occupancy, `kjit
+    /// check`'s entry); at most one step; none: the last launch.
+    bool main = false;
 };
 
 /// A case `kjit check` runs: a shape, in some dtypes, with defines over the contract's.

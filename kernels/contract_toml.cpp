@@ -267,7 +267,9 @@ PipelineStep read_step(const TomlTable& t, std::size_t index, KernelContract& c,
         }
         return step;
     }
-    t.only_keys({"entry", "grid", "block", "smem", "args"}, "[[step]]");
+    t.only_keys({"entry", "grid", "block", "smem", "args", "main"}, "[[step]]");
+    if (const auto n = t.get("main"))
+        step.main = n->boolean("main");
     const TomlNode entry = t.required("entry", "a launch [[step]]");
     if (const auto name = entry.as_string()) {
         for (DType d : c.dtypes)
@@ -355,8 +357,14 @@ KernelContract read_contract(const TomlDocument& doc) {
     for (const TomlTable& t : root.required("args", "the contract file").tables("args"))
         c.args.push_back(read_arg(t, nullptr, arg_names, c.where));
     const auto steps = root.required("step", "the contract file").tables("step");
-    for (const TomlTable& t : steps)
+    for (const TomlTable& t : steps) {
         c.pipeline.push_back(read_step(t, c.pipeline.size() + 1, c, arg_names));
+        if (c.pipeline.back().main &&
+            std::count_if(c.pipeline.begin(), c.pipeline.end(),
+                          [](const PipelineStep& s) { return s.main; }) > 1)
+            t.get("main")->fail("another step is marked main already: reports describe one "
+                                "launch");
+    }
     if (const auto n = root.get("bytes"))
         c.bytes = expression(n->expression("bytes"), nullptr, "bytes", c.where);
     if (const auto n = root.get("flops"))

@@ -355,6 +355,7 @@ CasePlan ContractPlanner::plan(const ShapeValues& shape, DType dtype, const Defi
             continue;
         }
         sp.entry = step.entry.at(dtype);
+        sp.main = step.main;
         sp.grid = dim3_of(e.grid, "grid", {2147483647LL, 65535, 65535});
         sp.block = dim3_of(e.block, "block", {1024, 1024, 64});
         if (sp.block.volume() > 1024)
@@ -382,6 +383,14 @@ CasePlan ContractPlanner::plan(const ShapeValues& shape, DType dtype, const Defi
     p.bytes = m.bytes ? m.bytes->eval(scope) : 0;
     p.flops = m.flops ? m.flops->eval(scope) : 0;
     return p;
+}
+
+CasePlan buffer_capacity(std::span<const CasePlan> plans) {
+    CasePlan capacity = plans.front();
+    for (const CasePlan& p : plans)
+        for (std::size_t b = 0; b < capacity.buffers.size(); ++b)
+            capacity.buffers[b].count = std::max(capacity.buffers[b].count, p.buffers[b].count);
+    return capacity;
 }
 
 CasePlan plan_case(const KernelContract& contract, const ShapeValues& shape, DType dtype,

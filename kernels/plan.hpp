@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,7 @@ struct StepPlan {
     std::vector<ParamRef> params;
     const void* signature = nullptr; ///< launch: one token per list of parameter sizes
     std::size_t from = 0, to = 0;    ///< copy: buffer indices
+    bool main = false;               ///< launch: marked the one reports describe
     /// The launch configuration on `stream`.
     [[nodiscard]] LaunchConfig config(CUstream stream = nullptr) const;
 };
@@ -81,8 +83,10 @@ struct CasePlan {
     std::vector<std::size_t> inputs;  ///< buffers generated on the host, in the contract's order
     std::vector<std::size_t> outputs; ///< buffers checked after a run, in the contract's order
 
-    /// The last launch step: the one reports name.
+    /// The launch step marked main, else the last launch: the one reports describe.
     [[nodiscard]] const StepPlan& main_launch() const;
+    /// Every launch's entry point in order, " + " between: "splitk_partial + splitk_reduce".
+    [[nodiscard]] std::string launches_text() const;
     /// The entry point of main_launch().
     [[nodiscard]] const std::string& entry() const { return main_launch().entry; }
     /// The buffer named `name`, or nullptr.
@@ -124,6 +128,12 @@ class ContractPlanner {
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
+
+/// `plans.front()` with each buffer as large as its largest in `plans` (plans of one contract
+/// at one shape and dtype, whose defines may size a buffer differently: a split-K workspace):
+/// buffers that serve every plan. Generated inputs agree on their common prefix, so each plan
+/// reads the values it would have alone.
+CasePlan buffer_capacity(std::span<const CasePlan> plans);
 
 /// ContractPlanner(contract).plan(...): one case.
 CasePlan plan_case(const KernelContract& contract, const ShapeValues& shape, DType dtype,

@@ -88,7 +88,7 @@ b=$(broken)
 sed -i 's/args = \["y", "partial", "rows"\]/args = ["y", "partials", "rows"]/' "$b/contracts/splitk_gemv.toml"
 for verb in check "bench splitk_gemv" "sweep --dry-run"; do
   # shellcheck disable=SC2086 # the verb and its argument
-  expect "$b" 2 "contracts/splitk_gemv.toml:66:14: error: step 2 passes 'partials'" "$kjit" $verb
+  expect "$b" 2 "contracts/splitk_gemv.toml:67:14: error: step 2 passes 'partials'" "$kjit" $verb
 done
 
 # A kernel edited after the binary was built.

@@ -93,6 +93,8 @@ TEST_CASE("a contract file declares a two-launch pipeline with a workspace") {
     CHECK(p.steps[1].grid.x == 4);
     CHECK(p.find_buffer("partial")->count == 8000);
     CHECK(p.find_buffer("partial")->role == ArgRole::workspace);
+    CHECK(p.entry() == "splitk_partial"); // marked main: what reports describe
+    CHECK(p.launches_text() == "splitk_partial + splitk_reduce");
     CHECK(p.outputs.size() == 1);
     CHECK(p.bytes == 4.0 * (1000 * 4096 + 4096 + 2 * 8 * 1000 + 1000));
     CHECK_THROWS_WITH_AS(plan_case(c, parse_shape(c, "rows=8,cols=100"), DType::f32),
@@ -117,16 +119,16 @@ TEST_CASE("every mistake in a contract file is reported at its file:line:col") {
         std::string from, to, want;
     } cases[] = {
         {"grid = \"ceil_div(rows, GEMV_BLOCK)\"", "grid = \"ceil_div(rows, GEMV_BLOK)\"",
-         "c.toml:64:24: contract splitk_gemv, step 2 grid[0]: bad expression"},
+         "c.toml:65:24: contract splitk_gemv, step 2 grid[0]: bad expression"},
         {"args = [\"y\", \"partial\", \"rows\"]", "args = [\"y\", \"partials\", \"rows\"]",
-         "c.toml:66:14: step 2 passes 'partials', which is no [[args]] name"},
+         "c.toml:67:14: step 2 passes 'partials', which is no [[args]] name"},
         {"type = \"i32\"", "type = \"int\"", "c.toml:48:8: unknown type 'int'"},
         {"entry = \"splitk_reduce\"", "entri = \"splitk_reduce\"",
-         "c.toml:63:1: unknown key 'entri' in [[step]]; did you mean 'entry'?"},
+         "c.toml:64:1: unknown key 'entri' in [[step]]; did you mean 'entry'?"},
         {"shape = { rows = 1000, cols = 4096 }", "shape = { rows = 1000, cols = 4095 }",
-         "c.toml:72:9: shape: splitk_gemv: cols=4095 must be a multiple of 4 * SPLIT_K=8"},
+         "c.toml:73:9: shape: splitk_gemv: cols=4095 must be a multiple of 4 * SPLIT_K=8"},
         {"shape = { rows = 1000, cols = 4096 }", "shape = { rows = 1000, col = 4096 }",
-         "c.toml:72:9: shape: bad shape"},
+         "c.toml:73:9: shape: bad shape"},
         {"reference_defines = { SPLIT_K = 1 }", "",
          "c.toml:1:1: contract splitk_gemv: check shapes need a float64 reference or reference "
          "defines"},
@@ -147,6 +149,8 @@ TEST_CASE("every mistake in a contract file is reported at its file:line:col") {
          "[[step]]\nfrom = \"w\"\nto = \"x\"\n[[step]]\nentry = \"splitk_partial\"",
          "c.toml:9:15: bench_shape: splitk_gemv: step 1 copies w (234881024 bytes) into x"},
         {"name = \"splitk_gemv\"", "nme = \"splitk_gemv\"", "c.toml:4:1: unknown key 'nme'"},
+        {"entry = \"splitk_reduce\"", "entry = \"splitk_reduce\"\nmain = true",
+         "c.toml:65:8: another step is marked main already"},
         {"bench_shape = { rows = 4096, cols = 14336 }", "bench_shape = \"rows=4096,cols=14336\"",
          "c.toml:9:15: 'bench_shape' must be a table"},
     };
@@ -170,7 +174,7 @@ TEST_CASE("kjit reads the contracts its project file names") {
         INFO(verb);
         const Run r = run_kjit_in(dir.path(), verb);
         CHECK(r.code == 2);
-        CHECK(contains(r.out, "contracts/splitk_gemv.toml:66:14: error: step 2 passes 'partials'"));
+        CHECK(contains(r.out, "contracts/splitk_gemv.toml:67:14: error: step 2 passes 'partials'"));
     }
     // A contract named twice: the second place is named.
     test::write_file(dir.path() / "contracts/splitk_gemv.toml",
@@ -194,7 +198,7 @@ TEST_CASE("a project's contracts are the ones kjit check launches and without a 
     CHECK(r.code == 0);
     if (contains(r.out, "launch checks skipped"))
         return; // no device here: the gpu suite launches them
-    CHECK(contains(r.out, "splitk_reduce/y"));
+    CHECK(contains(r.out, "splitk_partial/y"));
     CHECK(contains(r.out, "(vs SPLIT_K=1)"));
     CHECK(contains(r.out, "row_softmax/y"));
     CHECK_FALSE(contains(r.out, "rms_norm_f32"));
@@ -252,7 +256,13 @@ TEST_CASE("kjit digest records and checks a contract file's pipeline") {
     const Run bench = run_kjit_in(dir.path(), "bench splitk_gemv --reps 5", env);
     INFO(bench.out);
     CHECK(bench.code == 0);
-    CHECK(contains(bench.out, "launch: splitk_reduce"));
+    CHECK(contains(bench.out, "launch: splitk_partial + splitk_reduce"));
+    // Two split factors in one A B B A run: each arm sizes its own workspace.
+    const Run abba =
+        run_kjit_in(dir.path(), "bench splitk_gemv --reps 3 --pairs 1 --vs SPLIT_K=8", env);
+    INFO(abba.out);
+    CHECK(abba.code == 0);
+    CHECK(contains(abba.out, "SPLIT_K=8"));
 }
 
 } // TEST_SUITE

@@ -42,7 +42,8 @@ int run_bench(BenchArgs& args) {
     Engine engine(&context, options, args.sources.provider());
     const std::vector<PreparedArm> arms = prepare_arms(engine, contract, bp.sets, device);
 
-    CaseBuffers buffers(plan, args.seed, args.bench.input_sets);
+    // Both arms launch on one set of buffers, each as large as either arm sizes it.
+    CaseBuffers buffers(buffer_capacity(bp.plans), args.seed, args.bench.input_sets);
     BenchOptions bench_options = args.bench;
     bench_options.select_inputs = [&buffers](int set) { buffers.select(set); };
     Bench bench(device, bench_options);
@@ -54,7 +55,7 @@ int run_bench(BenchArgs& args) {
                 std::string(dtype_name(bp.dtype)).c_str(), device.name().c_str(),
                 device.arch().c_str(), device.sm_count(),
                 static_cast<unsigned long long>(args.seed));
-    std::printf("  launch: %s (%s)\n", plan.entry().c_str(), bench.describe().c_str());
+    std::printf("  launch: %s (%s)\n", plan.launches_text().c_str(), bench.describe().c_str());
     if (arms.size() == 1) {
         const Stats s = bench.run(case_launch(arms[0], plan, buffers));
         std::printf("  reading: %s\n", arms[0].provenance.text().c_str());
@@ -69,8 +70,8 @@ int run_bench(BenchArgs& args) {
                     arms[1].provenance};
     const AbbaResult r = run_abba(bench, a, b, args.pairs);
     std::printf("%s", format_abba(r, a, b).c_str());
-    std::printf("%s", format_roofline(roofline(work, r.a, ceilings), "A").c_str());
-    std::printf("%s", format_roofline(roofline(work, r.b, ceilings), "B").c_str());
+    std::printf("%s", format_roofline(roofline(bp.work(0), r.a, ceilings), "A").c_str());
+    std::printf("%s", format_roofline(roofline(bp.work(1), r.b, ceilings), "B").c_str());
     return kOk;
 }
 } // namespace

@@ -18,14 +18,18 @@ struct BenchPlan {
     DType dtype = DType::f32;
     std::vector<Defines> sets;   ///< arm A's defines, then arm B's when compared
     std::vector<CasePlan> plans; ///< per arm
-    /// What one run moves and computes (arm A's plan; both arms size their buffers alike).
-    [[nodiscard]] Work work() const { return {plans.at(0).bytes, plans.at(0).flops}; }
+    /// What one run of arm `arm` moves and computes (its defines may size a buffer: a split-K
+    /// workspace).
+    [[nodiscard]] Work work(std::size_t arm = 0) const {
+        return {plans.at(arm).bytes, plans.at(arm).flops};
+    }
 };
 
 /// Plans a bench of `contract` at `shape` (its bench shape when empty) in `dtype` (its first
 /// when empty): arm A runs its defines with `defines` (NAME=VALUE) over them and, when `vs` is
 /// not empty, arm B runs arm A's with `vs` over them, `pairs` A B pairs; ConfigError on a bad
-/// shape, dtype, define or pair count, and when the arms size a buffer differently.
+/// shape, dtype, define or pair count. Arms may size a buffer differently (buffer_capacity
+/// gives buffers both can use).
 BenchPlan plan_bench(const KernelContract& contract, const std::string& shape,
                      const std::string& dtype, std::span<const std::string> defines,
                      std::span<const std::string> vs, int pairs);

@@ -17,11 +17,10 @@ SweepMeasure::SweepMeasure(const SweepSpec& spec, const std::vector<SweepVariant
     const auto base = std::find_if(variants.begin(), variants.end(),
                                    [](const SweepVariant& v) { return v.baseline; });
     // Every variant plans the same buffers; their sizes may depend on its values.
-    CasePlan capacity = base->plan;
+    std::vector<CasePlan> plans{base->plan};
     for (const SweepVariant& v : variants)
-        for (std::size_t b = 0; b < capacity.buffers.size(); ++b)
-            capacity.buffers[b].count =
-                std::max(capacity.buffers[b].count, v.plan.buffers[b].count);
+        plans.push_back(v.plan);
+    const CasePlan capacity = buffer_capacity(plans);
     const std::vector<HostBuffer> inputs = generated_inputs(capacity, seed);
     buffers_ = std::make_unique<CaseBuffers>(capacity, inputs);
     if (spec.check != SweepSpec::Check::tolerance)
