@@ -15,8 +15,9 @@ namespace kjit {
 /// entry's meta is escaped, as jit/compile_record.hpp writes it; 3: the headers a kernel can
 /// include, the content of extra include directories, the toolkit's version; 4: each entry
 /// point's parameter types and each name expression's lowered name in the meta, the name
-/// expressions and the default toolkit directories in the key).
-inline constexpr int kCacheFormatVersion = 4;
+/// expressions and the default toolkit directories in the key; 5: each entry point's launch
+/// bound, `.maxntid`, in the meta).
+inline constexpr int kCacheFormatVersion = 5;
 
 /// What a compile's key is made of, one hash per component, so that `kjit cache why` can
 /// say which component differs between two requests. `source`: the kernel's name and text;

@@ -177,6 +177,35 @@ std::vector<EntryParams> parse_ptx_entries(std::string_view ptx_text) {
             }
             pos = close;
         }
+        // Directives between the parameter list and the body: `.maxntid 256, 1, 1`.
+        const std::size_t body = ptx.find('{', pos);
+        const std::string_view directives = std::string_view(ptx).substr(
+            pos, body == std::string::npos ? std::string::npos : body - pos);
+        for (const char* name : {".maxntid", ".reqntid"}) {
+            const std::size_t at = directives.find(name);
+            if (at == std::string_view::npos)
+                continue;
+            unsigned long long threads = 1;
+            std::string_view rest = directives.substr(at + std::string_view(name).size());
+            for (int dim = 0; dim < 3; ++dim) {
+                rest = trim(rest);
+                std::size_t digits = 0;
+                while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits])))
+                    ++digits;
+                std::size_t n = 0;
+                if (digits == 0 || !parse_size(rest.substr(0, digits), n))
+                    break;
+                threads *= n;
+                rest.remove_prefix(digits);
+                rest = trim(rest);
+                if (rest.empty() || rest[0] != ',')
+                    break;
+                rest.remove_prefix(1);
+            }
+            if (threads > 0 && threads <= 1024)
+                e.max_threads = static_cast<unsigned>(threads);
+            break;
+        }
         out.push_back(std::move(e));
     }
     return out;
@@ -186,6 +215,8 @@ std::string encode_entry_params(const EntryParams& entry) {
     std::string out = entry.entry;
     for (const ParamType& p : entry.params)
         out += " " + p.ptx();
+    if (entry.max_threads)
+        out += " maxntid=" + std::to_string(entry.max_threads);
     return out;
 }
 
@@ -196,6 +227,14 @@ std::optional<EntryParams> decode_entry_params(std::string_view text) {
         return std::nullopt;
     for (std::string w; in >> w;) {
         ParamType p;
+        if (w.rfind("maxntid=", 0) == 0) {
+            std::size_t n = 0;
+            if (!parse_size(std::string_view(w).substr(8), n) || n == 0 || n > 1024 ||
+                in >> w) // the last word
+                return std::nullopt;
+            e.max_threads = static_cast<unsigned>(n);
+            break;
+        }
         if (w == "u64.ptr") {
             p = {ParamKind::pointer, 8, 8};
         } else if (w.rfind("b8[", 0) == 0) {

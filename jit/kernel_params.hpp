@@ -37,6 +37,9 @@ struct ParamType {
 struct EntryParams {
     std::string entry; ///< the name the module exports: "rms_norm", "_Z5scaleILi128EfEvPT0_S0_i"
     std::vector<ParamType> params;
+    /// The most threads a block may have: `__launch_bounds__` as the PTX's `.maxntid` (or
+    /// `.reqntid`) states it, the product of its dimensions; 0 when the kernel declares none.
+    unsigned max_threads = 0;
     friend bool operator==(const EntryParams&, const EntryParams&) = default;
 };
 
@@ -44,7 +47,8 @@ struct EntryParams {
 /// ConfigError when an entry's parameter list cannot be read.
 std::vector<EntryParams> parse_ptx_entries(std::string_view ptx);
 
-/// One line for a cache entry's meta: "ENTRY TYPE TYPE ..." with ParamType::ptx() spellings.
+/// One line for a cache entry's meta: "ENTRY TYPE TYPE ..." with ParamType::ptx() spellings,
+/// then "maxntid=N" when the entry declares a launch bound.
 std::string encode_entry_params(const EntryParams& entry);
 /// The inverse of encode_entry_params(); nullopt when the text is not one.
 std::optional<EntryParams> decode_entry_params(std::string_view text);

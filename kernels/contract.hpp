@@ -114,7 +114,8 @@ struct KernelContract {
     std::vector<CheckShape> check_shapes;   ///< `kjit check`
     std::vector<std::string> digest_shapes; ///< `kjit digest record` without --shapes
     /// Where each expression is written, for a contract read from a file (empty in code): by
-    /// what the planner calls it, "step 1 grid[0]", "step 1 smem", "argument x count", "bytes".
+    /// what the planner calls it, "step 1 grid[0]", "step 1 smem", "argument x count", "bytes";
+    /// "step 1 entry" and "step 1" (its arguments) for what a dry run checks.
     std::map<std::string, SourceLocation> where;
 
     /// The kernel source's name: `source`, or `name` when that is empty.

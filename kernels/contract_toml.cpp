@@ -177,6 +177,8 @@ KernelContract read_inline_contract(const TomlTable& root, const InlineContractS
         if (!lt.contains(required))
             launch->fail(std::string("[launch] needs '") + required + "'");
     const std::string entry = lt.get("entry")->string("entry");
+    c.where["step 1 entry"] = lt.get("entry")->where();
+    c.where["step 1"] = lt.where();
     PipelineStep step;
     step.grid = dims(*lt.get("grid"), &scope.names, 1, "grid", c.where);
     step.block = dims(*lt.get("block"), &scope.names, 1, "block", c.where);
@@ -271,6 +273,8 @@ PipelineStep read_step(const TomlTable& t, std::size_t index, KernelContract& c,
     if (const auto n = t.get("main"))
         step.main = n->boolean("main");
     const TomlNode entry = t.required("entry", "a launch [[step]]");
+    c.where[what + " entry"] = entry.where();
+    c.where[what] = t.contains("args") ? t.get("args")->where() : t.where();
     if (const auto name = entry.as_string()) {
         for (DType d : c.dtypes)
             step.entry[d] = *name;

@@ -14,6 +14,22 @@ std::vector<const Function*> step_functions(const CasePlan& plan, const EntryLoo
     return out;
 }
 
+std::string launch_problem(const CasePlan& plan, const StepPlan& step, const EntryParams& entry) {
+    std::vector<std::size_t> sizes;
+    std::vector<ArgKind> kinds;
+    for (const ParamRef& r : step.params) {
+        sizes.push_back(r.scalar ? plan.scalars[r.index].size : sizeof(CUdeviceptr));
+        kinds.push_back(param_kind(plan, r));
+    }
+    if (std::string why = param_mismatch(entry.params, sizes, kinds); !why.empty())
+        return why;
+    if (entry.max_threads && step.block.volume() > entry.max_threads)
+        return "block " + step.block.str() + " has " + std::to_string(step.block.volume()) +
+               " threads; the kernel's __launch_bounds__ allow " +
+               std::to_string(entry.max_threads);
+    return {};
+}
+
 LaunchConfig enqueue_case(const CasePlan& plan, std::span<const Function* const> functions,
                           std::span<const CUdeviceptr> buffers, CUstream stream) {
     if (functions.size() != plan.steps.size() || buffers.size() != plan.buffers.size())

@@ -17,6 +17,12 @@ using EntryLookup = std::function<const Function&(const std::string& entry)>;
 /// The Function of each step of `plan`: `lookup(entry)` for launches, nullptr for copies.
 std::vector<const Function*> step_functions(const CasePlan& plan, const EntryLookup& lookup);
 
+/// What is wrong with launching `step` of `plan` through `entry` (its parameters and launch
+/// bound as the PTX states them): the parameter count, each argument's size and kind, a block
+/// over `__launch_bounds__`; "" when nothing. What the first launch would refuse, found
+/// without a GPU.
+std::string launch_problem(const CasePlan& plan, const StepPlan& step, const EntryParams& entry);
+
 /// Enqueues the pipeline of `plan` on `stream` (no synchronization): buffer i of the plan at
 /// `buffers[i]`, launch step s through `functions[s]`. Returns the last launch's configuration.
 LaunchConfig enqueue_case(const CasePlan& plan, std::span<const Function* const> functions,

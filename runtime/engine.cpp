@@ -125,7 +125,8 @@ std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
             row.error = s.error;
             continue;
         }
-        row.compile_ms = s.compiled->compile_ms;
+        row.compiled = std::make_shared<const CompiledKernel>(std::move(*s.compiled));
+        row.compile_ms = row.compiled->compile_ms;
         row.origin = s.origin == Origin::disk     ? Prepared::disk
                      : s.origin == Origin::remote ? Prepared::remote
                                                   : Prepared::compiled;
@@ -133,16 +134,16 @@ std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
             continue;
         try {
             const auto start = std::chrono::steady_clock::now();
-            Module module = Module::load(*context_, s.compiled->cubin, row.name);
+            Module module = Module::load(*context_, row.compiled->cubin, row.name);
             std::unordered_map<std::string, Function, StringHash, std::equal_to<>> functions;
             for (Function& f : module.functions()) {
-                if (const EntryParams* e = s.compiled->entry(f.name()))
+                if (const EntryParams* e = row.compiled->entry(f.name()))
                     f.set_param_types(e->params);
                 functions.emplace(f.name(), std::move(f));
             }
             loaded[request_row[r]] = std::make_shared<const Loaded>(
                 Loaded{row.key, std::move(module), std::move(functions),
-                       {s.compiled->lowered_names.begin(), s.compiled->lowered_names.end()}});
+                       {row.compiled->lowered_names.begin(), row.compiled->lowered_names.end()}});
             row.load_ms = ms_since(start);
         } catch (...) {
             row.error = std::current_exception();

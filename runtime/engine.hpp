@@ -36,6 +36,10 @@ struct PrepareRow {
     double compile_ms = 0; ///< NVRTC time (of the original compile, for disk hits)
     double read_ms = 0;    ///< disk cache read + verify
     double load_ms = 0;    ///< cuModuleLoadData + entry points
+    /// What was compiled or read from a cache (entry points with their parameter types and
+    /// launch bounds, lowered names): a dry run checks launches against it without a GPU.
+    /// Null for a memory hit or a failure.
+    std::shared_ptr<const CompiledKernel> compiled;
     std::exception_ptr error;
 };
 

@@ -165,20 +165,24 @@ void Function::check_kinds(const LaunchConfig& config, std::span<const std::size
     const std::vector<ParamType>& params = state_->params;
     if (params.empty() || kinds.empty())
         return;
-    const auto refuse = [&](const std::string& why) {
+    if (const std::string why = param_mismatch(params, sizes, kinds); !why.empty())
         throw LaunchError("launch", CUDA_SUCCESS, state_->name, context(config), why);
-    };
+}
+
+std::string param_mismatch(std::span<const ParamType> params, std::span<const std::size_t> sizes,
+                           std::span<const ArgKind> kinds) {
     if (params.size() != kinds.size())
-        refuse("the kernel takes " + std::to_string(params.size()) + " parameters but " +
-               std::to_string(kinds.size()) + " arguments were passed");
+        return "the kernel takes " + std::to_string(params.size()) + " parameters but " +
+               std::to_string(kinds.size()) + " arguments were passed";
     for (std::size_t i = 0; i < params.size(); ++i) {
         const ParamType& p = params[i];
         if (kind_fits(p, kinds[i]) && sizes[i] == p.size)
             continue;
-        refuse("argument " + std::to_string(i) + " is a " + describe_arg(kinds[i], sizes[i]) +
+        return "argument " + std::to_string(i) + " is a " + describe_arg(kinds[i], sizes[i]) +
                " but the kernel's parameter " + std::to_string(i) +
-               (p.name.empty() ? "" : " '" + p.name + "'") + " is a " + p.describe());
+               (p.name.empty() ? "" : " '" + p.name + "'") + " is a " + p.describe();
     }
+    return {};
 }
 
 std::string Function::context(const LaunchConfig& c) const {

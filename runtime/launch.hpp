@@ -52,6 +52,12 @@ enum class ArgKind : unsigned char { integer, floating, pointer, other };
 /// "4-byte float", "8-byte integer", "pointer", "16-byte object".
 std::string describe_arg(ArgKind kind, std::size_t size);
 
+/// What is wrong with passing arguments of `sizes` and `kinds` to a kernel whose parameters
+/// are `params` (their count, each size and kind); "" when they fit. The first launch refuses
+/// a mismatch with this text; a dry run finds it without a GPU.
+std::string param_mismatch(std::span<const ParamType> params, std::span<const std::size_t> sizes,
+                           std::span<const ArgKind> kinds);
+
 namespace detail {
 /// The address of signature_tag<Args...> identifies an argument-type list.
 template <class... Args> inline constexpr char signature_tag = 0;

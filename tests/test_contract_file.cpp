@@ -9,6 +9,8 @@
 #include "runtime/context.hpp"
 #include "tests/support.hpp"
 #include "tuning/selfcheck.hpp"
+#include "tuning/sweep_plan.hpp"
+#include "tuning/sweep_spec.hpp"
 
 #include <doctest/doctest.h>
 
@@ -59,6 +61,25 @@ void copy_example(const std::filesystem::path& to) {
     namespace fs = std::filesystem;
     for (const char* part : {"kernels", "contracts", "sweeps", "kjit.toml"})
         fs::copy(kExample / part, to / part, fs::copy_options::recursive);
+}
+
+/// Registers the example's two contracts in this process, once.
+void register_example_contracts() {
+    static const bool once = [] {
+        register_contract(load_contract(kExample / "contracts/splitk_gemv.toml"));
+        register_contract(load_contract(kExample / "contracts/row_softmax.toml"));
+        return true;
+    }();
+    (void)once;
+}
+
+/// `path` with the first `from` replaced by `to` (which must be there).
+void edit(const std::filesystem::path& path, const std::string& from, const std::string& to) {
+    std::string text = read(path);
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+    test::write_file(path, text);
 }
 
 } // namespace
@@ -205,14 +226,141 @@ TEST_CASE("a project's contracts are the ones kjit check launches and without a 
     CHECK(contains(r.out, "check: 0 failed"));
 }
 
+TEST_CASE("a sweep dry run finds every launch mistake without a GPU at its file:line:col") {
+    const struct {
+        std::string from, to, want;
+    } cases[] = {
+        {"entry = \"splitk_reduce\"", "entry = \"splitk_reduc\"",
+         "contracts/splitk_gemv.toml:64:9: error: variant GEMV_BLOCK=64 SPLIT_K=1: step 2 "
+         "(splitk_reduc): splitk_gemv.cu has no entry point 'splitk_reduc'; did you mean "
+         "splitk_reduce? (entry points: splitk_partial, splitk_reduce)"},
+        {"args = [\"y\", \"partial\", \"rows\"]", "args = [\"y\", \"partial\"]",
+         "contracts/splitk_gemv.toml:67:8: error: variant GEMV_BLOCK=64 SPLIT_K=1: step 2 "
+         "(splitk_reduce): the kernel takes 3 parameters but 2 arguments were passed"},
+        {"name = \"cols\"\ntype = \"i32\"", "name = \"cols\"\ntype = \"f32\"",
+         "contracts/splitk_gemv.toml:61:8: error: variant GEMV_BLOCK=64 SPLIT_K=1: step 1 "
+         "(splitk_partial): argument 4 is a 4-byte float but the kernel's parameter 4 is a "
+         "32-bit integer (.u32)"},
+        {"block = \"GEMV_BLOCK\"\nargs = [\"y\"", "block = \"GEMV_BLOCK * 2\"\nargs = [\"y\"",
+         "contracts/splitk_gemv.toml:66:10: error: variant GEMV_BLOCK=64 SPLIT_K=1: step 2 "
+         "(splitk_reduce): block (128,1,1) has 128 threads; the kernel's __launch_bounds__ "
+         "allow 64"},
+    };
+    TempDir dir;
+    copy_example(dir.path());
+    // Blocks up to 512: a doubled block stays a valid launch and only the bound refuses it.
+    edit(dir.path() / "sweeps/splitk_gemv.sweep.toml", "pow2 = [64, 1024]", "pow2 = [64, 512]");
+    const std::string env = "KJIT_CACHE_DIR='" + (dir.path() / "cache").string() + "'";
+    const Run ok = run_kjit_in(dir.path(), "sweep --dry-run sweeps/splitk_gemv.sweep.toml", env);
+    INFO(ok.out);
+    REQUIRE(ok.code == 0);
+    const std::string contract = read(dir.path() / "contracts/splitk_gemv.toml");
+    for (const auto& c : cases) {
+        INFO(c.from << " -> " << c.to);
+        test::write_file(dir.path() / "contracts/splitk_gemv.toml", contract);
+        edit(dir.path() / "contracts/splitk_gemv.toml", c.from, c.to);
+        const Run r = run_kjit_in(dir.path(), "sweep --dry-run sweeps/splitk_gemv.sweep.toml", env);
+        INFO(r.out);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, c.want));
+    }
+
+    // An inline contract's mistake is at the sweep file's line.
+    TempDir inl;
+    std::filesystem::create_directories(inl.path() / "kernels");
+    std::filesystem::copy(kExample / "kernels/row_softmax.cu", inl.path() / "kernels/row_softmax.cu");
+    std::filesystem::copy(kExample / "kernels/reduce.cuh", inl.path() / "kernels/reduce.cuh");
+    test::write_file(inl.path() / "kjit.toml", "kernels = \"kernels\"\n");
+    test::write_file(inl.path() / "s.sweep.toml", R"(kernel = "row_softmax"
+[shape]
+rows = 4
+cols = 100
+[sweep]
+SOFTMAX_BLOCK = [128, 256]
+[launch]
+entry = "row_softmax"
+grid = "rows"
+block = "SOFTMAX_BLOCK"
+[[args]]
+name = "y"
+type = "f32*"
+count = "rows * cols"
+output = true
+[[args]]
+name = "x"
+type = "f32*"
+count = "rows * cols"
+)");
+    const Run missing = run_kjit_in(inl.path(), "sweep --dry-run s.sweep.toml", env);
+    CHECK(missing.code == 2);
+    CHECK(contains(missing.out, "s.sweep.toml:7:1: error: variant SOFTMAX_BLOCK=128: step 1 "
+                                "(row_softmax): the kernel takes 3 parameters but 2 arguments "
+                                "were passed"));
+}
+
+TEST_CASE("a sweep's tolerance check names a reference variant or an absolute bound") {
+    register_example_contracts();
+    const std::string head = "kernel = \"splitk_gemv\"\n[shape]\nrows = 64\ncols = 256\n"
+                             "[sweep]\nSPLIT_K = [2, 4]\n[check]\nmode = \"tolerance\"\n";
+    const SweepSpec named =
+        SweepSpec::parse(head + "reference_variant = { SPLIT_K = 1 }\natol = 1e-4\n", "s.toml");
+    CHECK(named.reference_variant == std::map<std::string, long long>{{"SPLIT_K", 1}});
+    CHECK(named.atol == 1e-4);
+    CHECK(named.reference.empty());
+    // Without one: the contract's reference defines.
+    CHECK(SweepSpec::parse(head, "s.toml").reference_variant ==
+          std::map<std::string, long long>{{"SPLIT_K", 1}});
+    CHECK_THROWS_WITH_AS(
+        SweepSpec::parse(head + "reference_variant = { SPLITK = 1 }\n", "s.toml"),
+        doctest::Contains("s.toml:9:23: error: reference_variant names 'SPLITK', which is no "
+                          "define or launch parameter of splitk_gemv; did you mean SPLIT_K?"),
+        ConfigError);
+    CHECK_THROWS_WITH_AS(SweepSpec::parse(head + "atol = -1.0\n", "s.toml"),
+                         doctest::Contains("s.toml:9:8: error: 'atol' must be a finite number"),
+                         ConfigError);
+    CHECK_THROWS_WITH_AS(
+        SweepSpec::parse(head + "reference = \"rms_norm\"\nreference_variant = { SPLIT_K = 1 }\n",
+                         "s.toml"),
+        doctest::Contains("exclude each other"), ConfigError);
+
+    // The reference variant is the baseline with its values over the baseline's.
+    const std::vector<SweepVariant> variants = expand(named);
+    const SweepVariant ref = reference_variant(named, variants.front());
+    CHECK(ref.defines.at("SPLIT_K") == "1");
+    CHECK(ref.plan.find_buffer("partial")->count == 64);
+    CHECK(variants.front().plan.find_buffer("partial")->count == 128);
+    CHECK(uses_reference_variant(named));
+}
+
 } // TEST_SUITE
 
 TEST_SUITE("gpu") {
 
+TEST_CASE("the split-K sweep ranks split x block variants within tolerance of SPLIT_K = 1") {
+    KJIT_REQUIRE_DEVICE();
+    TempDir dir;
+    copy_example(dir.path());
+    const std::string env = "KJIT_CACHE_DIR='" + (dir.path() / "cache").string() + "'";
+    const Run r = run_kjit_in(dir.path(), "sweep sweeps/splitk_gemv.sweep.toml --no-cache", env);
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "35 variants"));
+    CHECK(contains(r.out, "sweep: 35 variants, 0 failed their check"));
+    CHECK_FALSE(contains(r.out, "OUT OF TOLERANCE"));
+    // SPLIT_K = 1 is the reference's own sum: no error at all.
+    CHECK(contains(r.out, "within tolerance 0.00e+00"));
+    // A bound no reordered sum meets: the check fails the variants that reorder.
+    edit(dir.path() / "sweeps/splitk_gemv.sweep.toml", "rtol = 1e-5", "rtol = 1e-12");
+    const Run tight = run_kjit_in(dir.path(), "sweep sweeps/splitk_gemv.sweep.toml --no-cache", env);
+    INFO(tight.out);
+    CHECK(tight.code == 1);
+    CHECK(contains(tight.out, "OUT OF TOLERANCE"));
+}
+
+
 TEST_CASE("a contract file's check cases pass against its reference defines and differ from them") {
     KJIT_REQUIRE_DEVICE();
-    register_contract(load_contract(kExample / "contracts/splitk_gemv.toml"));
-    register_contract(load_contract(kExample / "contracts/row_softmax.toml"));
+    register_example_contracts();
     TempDir cache;
     const Device device = Device::get(0);
     const Context ctx(device);

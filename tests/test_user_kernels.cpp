@@ -84,18 +84,25 @@ TEST_CASE("the PTX parameter list gives each parameter's kind and size and align
                                          floating(8),
                                          integer(2)};
     CHECK(entries[0].params == want);
+    CHECK(entries[0].max_threads == 256); // .maxntid 256, 1, 1: __launch_bounds__(256)
     CHECK(entries[1].entry == "_Z5emptyv");
     CHECK(entries[1].params.empty());
+    CHECK(entries[1].max_threads == 0); // none declared
+    CHECK(parse_ptx_entries(".entry r()\n.reqntid 32, 4\n{\n}\n")[0].max_threads == 128);
     CHECK(want[1].describe() == "32-bit float (.f32)");
     CHECK(want[2].describe() == "32-bit integer (.u32)");
     CHECK(want[4].describe() == "8-byte aggregate (.b8[8], align 4)");
 
     // The cache entry's spelling round-trips (a pointer's alignment is its size's).
     const std::string line = encode_entry_params(entries[0]);
-    CHECK(line == "k u64 f32 u32 u64.ptr b8[8]@4 f64 u16");
+    CHECK(line == "k u64 f32 u32 u64.ptr b8[8]@4 f64 u16 maxntid=256");
     std::vector<ParamType> back = want;
     back[3].align = 8;
-    CHECK(decode_entry_params(line) == EntryParams{"k", back});
+    CHECK(decode_entry_params(line) == EntryParams{"k", back, 256});
+    CHECK(decode_entry_params("k u32") == EntryParams{"k", {integer(4)}, 0});
+    CHECK_FALSE(decode_entry_params("k maxntid=256 u32")); // the bound is the last word
+    CHECK_FALSE(decode_entry_params("k maxntid=0"));
+    CHECK_FALSE(decode_entry_params("k maxntid=2048"));
     CHECK_FALSE(decode_entry_params(""));
     CHECK_FALSE(decode_entry_params("k u33"));
     CHECK_FALSE(decode_entry_params("k b8[x]@4"));
@@ -113,7 +120,13 @@ TEST_CASE("a compile keeps every entry point's parameter types as read from its 
                                          integer(8), floating(8), integer(2),
                                          {ParamKind::bytes, 8, 4}};
     CHECK(e->params == want);
+    CHECK(e->max_threads == 0); // no __launch_bounds__
     CHECK(c.entry("nope") == nullptr);
+    o.defines["ROW_SUM_BLOCK"] = "128";
+    o.toolkit_headers = true; // <cuda_bf16.h>, CUB
+    const CompiledKernel bounded = compile(user_kernels(), "row_sum", o);
+    REQUIRE(bounded.entry("row_sum") != nullptr);
+    CHECK(bounded.entry("row_sum")->max_threads == 128); // __launch_bounds__(ROW_SUM_BLOCK)
 }
 
 TEST_CASE("name expressions compile template instantiations and keep their lowered names") {

@@ -38,7 +38,8 @@ void store_sweep_row(const SweepRow& r) {
     os << "blocks_per_sm " << r.blocks_per_sm << "\nwaves " << r.waves << "\nsm_share "
        << r.sm_share << "\nregisters " << r.registers << "\ngbps " << r.gbps << "\ncopy_share "
        << r.copy_share << "\nunwritten " << r.unwritten << "\nerror_vs_reference "
-       << r.error_vs_reference << "\nsamples";
+       << r.error_vs_reference << "\nmax_abs_vs_reference " << r.max_abs_vs_reference
+       << "\nsamples";
     for (double s : r.stats.samples)
         os << ' ' << s;
     os << "\ndigests";
@@ -77,6 +78,8 @@ bool load_sweep_row(SweepRow& r) {
             ls >> r.unwritten;
         else if (name == "error_vs_reference")
             ls >> r.error_vs_reference;
+        else if (name == "max_abs_vs_reference")
+            ls >> r.max_abs_vs_reference;
         else if (name == "samples")
             for (double v; ls >> v;)
                 samples.push_back(v);

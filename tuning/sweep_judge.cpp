@@ -24,12 +24,16 @@ void judge_sweep(const SweepSpec& spec, SweepResult& result) {
             continue;
         }
         if (spec.check == SweepSpec::Check::tolerance) {
-            char buf[64];
+            char buf[96];
             std::snprintf(buf, sizeof buf, "%.2e", row.error_vs_reference);
-            row.check = (row.error_vs_reference >= 0 && row.error_vs_reference <= spec.rtol
-                             ? "within tolerance "
-                             : "OUT OF TOLERANCE ") +
-                        std::string(buf);
+            bool within = row.error_vs_reference >= 0 && row.error_vs_reference <= spec.rtol;
+            if (spec.atol >= 0) {
+                within = within && row.max_abs_vs_reference >= 0 &&
+                         row.max_abs_vs_reference <= spec.atol;
+                std::snprintf(buf, sizeof buf, "%.2e max-abs %.2e", row.error_vs_reference,
+                              row.max_abs_vs_reference);
+            }
+            row.check = (within ? "within tolerance " : "OUT OF TOLERANCE ") + std::string(buf);
             continue;
         }
         if (spec.check != SweepSpec::Check::digest) {

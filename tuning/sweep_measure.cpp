@@ -12,7 +12,9 @@
 namespace kjit {
 
 SweepMeasure::SweepMeasure(const SweepSpec& spec, const std::vector<SweepVariant>& variants,
-                           const Device& device, std::uint64_t seed)
+                           const Device& device, std::uint64_t seed,
+                           const SweepVariant* reference,
+                           std::span<const Function* const> reference_functions)
     : spec_(spec), device_(device) {
     const auto base = std::find_if(variants.begin(), variants.end(),
                                    [](const SweepVariant& v) { return v.baseline; });
@@ -20,11 +22,19 @@ SweepMeasure::SweepMeasure(const SweepSpec& spec, const std::vector<SweepVariant
     std::vector<CasePlan> plans{base->plan};
     for (const SweepVariant& v : variants)
         plans.push_back(v.plan);
+    if (reference)
+        plans.push_back(reference->plan);
     const CasePlan capacity = buffer_capacity(plans);
     const std::vector<HostBuffer> inputs = generated_inputs(capacity, seed);
     buffers_ = std::make_unique<CaseBuffers>(capacity, inputs);
     if (spec.check != SweepSpec::Check::tolerance)
         return;
+    if (reference) {
+        // The reference variant, once, on the same inputs.
+        for (const HostBuffer& h : run_once(reference->plan, reference_functions, nullptr))
+            want_[h.name] = element_values(h);
+        return;
+    }
     // The reference named by the sweep, fed the baseline variant's own inputs by name.
     CasePlan plan = base->plan;
     plan.reference = spec.reference;
@@ -43,35 +53,28 @@ SweepMeasure::SweepMeasure(const SweepSpec& spec, const std::vector<SweepVariant
 void SweepMeasure::measure(SweepRow& row, std::span<const Function* const> functions,
                            double copy_gbps) {
     const CasePlan& plan = row.variant.plan;
-    // Pure outputs get the canary, in-out buffers their generated content; one run, then
-    // digests of every output.
-    buffers_->fill_canary();
     BenchOptions bo;
     bo.warmup = spec_.warmup;
     bo.reps = spec_.reps;
     bo.flush_l2 = spec_.flush_l2;
     bo.graph = spec_.graph;
     Bench bench(device_, bo);
-    enqueue_case(plan, functions, buffers_->pointers(), bench.stream());
-    check(driver().cuStreamSynchronize(bench.stream()), "cuStreamSynchronize");
-    std::vector<HostBuffer> outs = buffers_->download();
+    const std::vector<HostBuffer> outs = run_once(plan, functions, bench.stream());
     for (std::size_t o = 0; o < outs.size(); ++o) {
-        HostBuffer& h = outs[o];
-        const BufferSpec& spec = plan.buffers[plan.outputs[o]];
-        h.count = spec.count;
-        h.bytes.resize(spec.bytes());
-        if (spec.role != ArgRole::in_out)
+        const HostBuffer& h = outs[o];
+        if (plan.buffers[plan.outputs[o]].role != ArgRole::in_out)
             row.unwritten += find_unwritten(h).count;
-        if (const auto w = want_.find(h.name); w != want_.end())
-            row.error_vs_reference =
-                std::max(row.error_vs_reference, relative_l2(element_values(h), w->second));
+        if (const auto w = want_.find(h.name); w != want_.end()) {
+            const std::vector<double> got = element_values(h);
+            row.error_vs_reference = std::max(row.error_vs_reference, relative_l2(got, w->second));
+            row.max_abs_vs_reference =
+                std::max(row.max_abs_vs_reference, max_abs_error(got, w->second));
+        }
         row.digests.emplace_back(h.name, digest(h));
     }
     row.stats =
         bench.run([&](CUstream st) { enqueue_case(plan, functions, buffers_->pointers(), st); });
-    std::size_t main = plan.steps.size() - 1;
-    while (plan.steps[main].kind != PipelineStep::Kind::launch)
-        --main;
+    const auto main = static_cast<std::size_t>(&plan.main_launch() - plan.steps.data());
     const Function& fn = *functions[main];
     const LaunchGeometry g = launch_geometry(fn, plan.steps[main].config());
     row.blocks_per_sm = g.blocks_per_sm;
@@ -82,6 +85,22 @@ void SweepMeasure::measure(SweepRow& row, std::span<const Function* const> funct
         row.gbps = plan.bytes / (row.stats.median * 1e-3) / 1e9;
         row.copy_share = copy_gbps > 0 ? row.gbps / copy_gbps : 0;
     }
+}
+
+std::vector<HostBuffer> SweepMeasure::run_once(const CasePlan& plan,
+                                              std::span<const Function* const> functions,
+                                              CUstream stream) {
+    // Pure outputs get the canary, in-out buffers their generated content.
+    buffers_->fill_canary();
+    enqueue_case(plan, functions, buffers_->pointers(), stream);
+    check(driver().cuStreamSynchronize(stream), "cuStreamSynchronize");
+    std::vector<HostBuffer> outs = buffers_->download();
+    for (std::size_t o = 0; o < outs.size(); ++o) {
+        const BufferSpec& spec = plan.buffers[plan.outputs[o]];
+        outs[o].count = spec.count;
+        outs[o].bytes.resize(spec.bytes());
+    }
+    return outs;
 }
 
 } // namespace kjit

@@ -18,15 +18,23 @@ namespace kjit {
 /// check and timing of each variant on them.
 class SweepMeasure {
   public:
-    /// Buffers sized for the largest variant, inputs from the contract's generator at `seed`;
-    /// in tolerance mode, the reference's outputs at the baseline variant.
+    /// Buffers sized for the largest variant (and `reference`), inputs from the contract's
+    /// generator at `seed`; in tolerance mode, what every variant is compared with: the float64
+    /// reference's outputs at the baseline variant, or those of `reference` run once through
+    /// `reference_functions` (one per plan step).
     SweepMeasure(const SweepSpec& spec, const std::vector<SweepVariant>& variants,
-                 const Device& device, std::uint64_t seed);
+                 const Device& device, std::uint64_t seed,
+                 const SweepVariant* reference = nullptr,
+                 std::span<const Function* const> reference_functions = {});
     /// Runs row.variant once through `functions` (one per plan step) on poisoned outputs and
     /// fresh in-out buffers, digests and checks every output, then times the pipeline.
     void measure(SweepRow& row, std::span<const Function* const> functions, double copy_gbps);
 
   private:
+    /// One run of `plan` on poisoned outputs and fresh in-out buffers: its outputs, each cut
+    /// to the plan's count.
+    std::vector<HostBuffer> run_once(const CasePlan& plan,
+                                     std::span<const Function* const> functions, CUstream stream);
     const SweepSpec& spec_;
     const Device& device_;
     std::unique_ptr<CaseBuffers> buffers_;

@@ -2,6 +2,8 @@
 
 #include "core/error.hpp"
 
+#include <algorithm>
+
 namespace kjit {
 
 std::string SweepVariant::label() const {
@@ -79,7 +81,7 @@ std::vector<SweepVariant> expand(const SweepSpec& spec, std::size_t* rejected,
             if (first_precondition.empty())
                 first_precondition = e.message;
         } catch (const ConfigError& e) {
-            throw ConfigError(e.message, spec.file, e.line, e.column);
+            throw ConfigError(e.message, e.file.empty() ? spec.file : e.file, e.line, e.column);
         }
     }
     if (rejected)
@@ -109,6 +111,38 @@ std::vector<SweepVariant> expand(const SweepSpec& spec, std::size_t* rejected,
     }
     out[base].baseline = true;
     return out;
+}
+
+bool uses_reference_variant(const SweepSpec& spec) {
+    return spec.check == SweepSpec::Check::tolerance && spec.reference.empty();
+}
+
+SweepVariant reference_variant(const SweepSpec& spec, const SweepVariant& baseline) {
+    SweepVariant v = baseline;
+    v.baseline = false;
+    for (const auto& [k, value] : spec.reference_variant) {
+        const bool launch = std::any_of(
+            spec.contract.launch_params.begin(), spec.contract.launch_params.end(),
+            [&](const LaunchParam& p) { return p.name == k; });
+        if (launch)
+            v.launch[k] = value;
+        else
+            v.defines[k] = std::to_string(value);
+        v.params[k] = value;
+    }
+    ShapeValues shape;
+    for (const auto& [k, value] : spec.shape)
+        shape[k] = value;
+    try {
+        v.plan = ContractPlanner(spec.contract).plan(shape, spec.dtype, v.defines, v.launch);
+    } catch (const ConfigError& e) {
+        throw ConfigError("the reference variant (" + v.label() + "): " + e.message, spec.file);
+    }
+    const StepPlan& main = v.plan.main_launch();
+    v.grid = main.grid;
+    v.block = main.block;
+    v.smem = main.smem;
+    return v;
 }
 
 } // namespace kjit

@@ -32,4 +32,13 @@ struct SweepVariant {
 std::vector<SweepVariant> expand(const SweepSpec& spec, std::size_t* rejected = nullptr,
                                  std::optional<std::uint64_t> cap = std::nullopt);
 
+/// Tolerance mode without a float64 reference: the variant every variant is compared with,
+/// `baseline` with the sweep's reference_variant values over its own (the baseline itself when
+/// there are none). ConfigError at the sweep file when it cannot be planned (a precondition).
+SweepVariant reference_variant(const SweepSpec& spec, const SweepVariant& baseline);
+
+/// Whether variants are compared with a reference variant (tolerance mode without a float64
+/// reference).
+bool uses_reference_variant(const SweepSpec& spec);
+
 } // namespace kjit

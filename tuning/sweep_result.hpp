@@ -25,6 +25,7 @@ struct SweepRow {
     std::vector<std::pair<std::string, std::uint64_t>> digests; ///< per output
     std::size_t unwritten = 0;
     double error_vs_reference = -1; ///< tolerance mode: worst relative L2 over the outputs
+    double max_abs_vs_reference = -1; ///< tolerance mode: worst absolute error of any element
     std::string check;              ///< IDENTICAL / DIFFERS at i (a vs b) / within tolerance / ...
     double ratio = 0;               ///< median / the baseline's median
     std::string key;                ///< results-cache key

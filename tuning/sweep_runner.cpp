@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <set>
 #include <thread>
@@ -59,6 +60,49 @@ void check_defines_read(const SweepSpec& spec, const SourceSet& sources) {
     }
 }
 
+/// A dry run's launch check: every launch of every compiled variant against its entry point's
+/// parameters and launch bound, as the first launch would check it. ConfigError at the first
+/// mistake, where the contract writes it (else at the sweep file's `kernel`).
+void check_launches(const SweepSpec& spec, const std::vector<SweepVariant>& variants,
+                    std::span<const PrepareRow> rows) {
+    const auto fail = [&](const std::string& where_key, const std::string& message) {
+        const auto at = spec.contract.where.find(where_key);
+        if (at != spec.contract.where.end())
+            throw ConfigError(message, at->second);
+        const auto [line, col] = spec.positions.at("kernel");
+        throw ConfigError(message, spec.file, line, col);
+    };
+    for (std::size_t i = 0; i < rows.size() && i < variants.size(); ++i) {
+        if (rows[i].error || !rows[i].compiled)
+            continue;
+        const CasePlan& plan = variants[i].plan;
+        for (std::size_t s = 0; s < plan.steps.size(); ++s) {
+            const StepPlan& step = plan.steps[s];
+            if (step.kind != PipelineStep::Kind::launch)
+                continue;
+            const std::string what = "step " + std::to_string(s + 1);
+            const std::string prefix =
+                "variant " + variants[i].label() + ": " + what + " (" + step.entry + "): ";
+            const EntryParams* entry = rows[i].compiled->entry(step.entry);
+            if (!entry) {
+                std::vector<std::string> names;
+                for (const EntryParams& e : rows[i].compiled->entries)
+                    names.push_back(e.entry);
+                std::string list;
+                for (const auto& n : names)
+                    list += (list.empty() ? "" : ", ") + n;
+                fail(what + " entry", prefix + spec.kernel + ".cu has no entry point '" +
+                                          step.entry + "'" +
+                                          did_you_mean(nearest(step.entry, names)) +
+                                          " (entry points: " + list + ")");
+            }
+            const std::string problem = launch_problem(plan, step, *entry);
+            if (!problem.empty())
+                fail(problem.starts_with("block ") ? what + " block[0]" : what, prefix + problem);
+        }
+    }
+}
+
 } // namespace
 
 SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
@@ -88,6 +132,28 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     std::vector<KernelSpec> specs;
     for (const auto& v : variants)
         specs.push_back({spec_name(spec, v), spec.kernel, v.defines, ""});
+    // Tolerance mode without a float64 reference: the variant every variant is compared with.
+    std::optional<SweepVariant> reference;
+    std::optional<KernelSpec> reference_spec;
+    if (uses_reference_variant(spec)) {
+        reference = reference_variant(
+            spec, *std::find_if(variants.begin(), variants.end(),
+                                [](const SweepVariant& v) { return v.baseline; }));
+        reference_spec = KernelSpec{spec.kernel + "[reference " + reference->label() + "]",
+                                    spec.kernel, reference->defines, ""};
+    }
+    // The reference variant's compile failure fails the sweep: nothing could be checked.
+    const auto require_reference = [&](const PrepareRow& row) {
+        if (!row.error)
+            return;
+        try {
+            std::rethrow_exception(row.error);
+        } catch (const std::exception& e) {
+            throw ConfigError("the reference variant (" + reference->label() +
+                                  ") does not compile: " + e.what(),
+                              spec.file);
+        }
+    };
 
     if (options.dry_run) {
         EngineOptions eo;
@@ -96,7 +162,15 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
         Engine engine(nullptr, eo, std::move(provider));
         result.provenance.arch = engine.arch();
         result.provenance.tier = engine.flags().tier();
-        const auto rows = engine.prepare({}, specs, options.progress);
+        std::vector<KernelSpec> all = specs;
+        if (reference_spec)
+            all.push_back(*reference_spec);
+        auto rows = engine.prepare({}, all, options.progress);
+        if (reference_spec) {
+            require_reference(rows.back());
+            rows.pop_back();
+        }
+        check_launches(spec, variants, rows);
         for (std::size_t i = 0; i < rows.size(); ++i) {
             if (!rows[i].error)
                 continue;
@@ -152,6 +226,8 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
                 result.provenance.arch = device.arch();
                 result.provenance.tier = engine.flags().tier();
             }
+            if (reference_spec && !prepared_rows.empty())
+                to_prepare.push_back(*reference_spec);
             const auto prep = engine.prepare({}, to_prepare, options.progress);
             const Ceilings ceilings = measure_ceilings(device);
             {
@@ -160,7 +236,16 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
             }
             if (prepared_rows.empty())
                 return;
-            SweepMeasure measure(spec, variants, device, options.seed);
+            std::vector<const Function*> reference_functions;
+            if (reference_spec) {
+                require_reference(prep.back());
+                reference_functions = step_functions(
+                    reference->plan, [&](const std::string& entry) -> const Function& {
+                        return engine.function(reference_spec->name, entry);
+                    });
+            }
+            SweepMeasure measure(spec, variants, device, options.seed,
+                                 reference ? &*reference : nullptr, reference_functions);
             std::vector<std::size_t> order(prepared_rows.size());
             for (std::size_t p = 0; p < order.size(); ++p)
                 order[p] = p;

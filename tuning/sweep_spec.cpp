@@ -1,6 +1,7 @@
 #include "tuning/sweep_spec.hpp"
 
 #include "core/error.hpp"
+#include "core/names.hpp"
 #include "core/text_file.hpp"
 #include "core/toml.hpp"
 #include "jit/compile_options.hpp"
@@ -101,7 +102,8 @@ void read_contract_shape(const TomlTable& root, SweepSpec& spec) {
 
 void read_check(const TomlNode& n, SweepSpec& spec) {
     const TomlTable t = n.table("check");
-    t.only_keys({"mode", "rtol", "reference", "baseline"}, "[check]");
+    t.only_keys({"mode", "rtol", "atol", "reference", "reference_variant", "baseline"},
+                "[check]");
     const auto mode_node = t.get("mode");
     const std::string mode = mode_node ? mode_node->string("mode") : "digest";
     if (mode == "digest")
@@ -117,18 +119,53 @@ void read_check(const TomlNode& n, SweepSpec& spec) {
         if (!std::isfinite(spec.rtol) || spec.rtol < 0)
             v->fail("'rtol' must be a finite number, at least 0");
     }
+    if (const auto v = t.get("atol")) {
+        spec.atol = v->number("atol");
+        if (!std::isfinite(spec.atol) || spec.atol < 0)
+            v->fail("'atol' must be a finite number, at least 0");
+    }
+    if (const auto v = t.get("reference_variant")) {
+        if (t.contains("reference"))
+            v->fail("'reference' (a float64 reference) and 'reference_variant' exclude each "
+                    "other: one is what every variant is compared with");
+        std::vector<std::string> known;
+        for (const SweepParam& p : spec.params)
+            known.push_back(p.name);
+        for (const auto& [k, _] : spec.defines)
+            known.push_back(k);
+        for (const auto& [k, _] : spec.contract.defines)
+            known.push_back(k);
+        for (const LaunchParam& p : spec.contract.launch_params)
+            known.push_back(p.name);
+        std::sort(known.begin(), known.end());
+        known.erase(std::unique(known.begin(), known.end()), known.end());
+        for (const TomlEntry& e : v->table("reference_variant").entries()) {
+            if (std::find(known.begin(), known.end(), e.key) == known.end())
+                throw ConfigError("reference_variant names '" + e.key +
+                                      "', which is no define or launch parameter of " +
+                                      spec.contract.name + did_you_mean(nearest(e.key, known)),
+                                  e.key_where);
+            spec.reference_variant[e.key] = e.value.integer(e.key);
+        }
+        spec.reference.clear(); // the variant named here, not the contract's float64 reference
+    }
     if (const auto v = t.get("reference")) {
         spec.reference = v->string("reference");
         if (!find_reference(spec.reference))
             v->fail("no float64 reference is registered as '" + spec.reference +
                     "' (known: " + joined(reference_names()) + ")");
     }
-    if (spec.check == SweepSpec::Check::tolerance && spec.reference.empty())
-        n.fail(spec.inline_contract
-                   ? "tolerance mode needs 'reference' (a float64 reference: " +
-                         joined(reference_names()) + ")"
-                   : "tolerance mode needs a float64 reference: the contract of " +
-                         spec.contract.name + " has none; name one with 'reference'");
+    // Without a float64 reference or a reference variant, tolerance mode compares with the
+    // contract's reference defines, else with the baseline variant.
+    if (spec.check == SweepSpec::Check::tolerance && spec.reference.empty() &&
+        spec.reference_variant.empty())
+        for (const auto& [k, v] : spec.contract.reference_defines)
+            try {
+                spec.reference_variant[k] = std::stoll(v);
+            } catch (const std::exception&) {
+                n.fail("the contract's reference define " + k + "=" + v +
+                       " is not an integer: name a reference_variant");
+            }
     if (const auto v = t.get("baseline"))
         for (const TomlEntry& e : v->table("baseline").entries()) {
             if (std::none_of(spec.params.begin(), spec.params.end(),

@@ -25,8 +25,13 @@ struct SweepSpec {
     std::vector<SweepParam> params;
     std::vector<Expr> constraints;
     enum class Check { digest, tolerance, none } check = Check::digest;
-    double rtol = 1e-5;
+    double rtol = 1e-5; ///< tolerance mode: the most relative L2 error allowed
+    double atol = -1;   ///< tolerance mode: the most absolute error of any element (< 0: none)
     std::string reference;                     ///< tolerance mode: the registered float64 reference
+    /// Tolerance mode without a float64 reference: the variant every variant is compared
+    /// with, as values over the baseline variant's (defines or launch parameters, swept or not:
+    /// `{ SPLIT_K = 1 }`); empty: the baseline variant itself.
+    std::map<std::string, long long> reference_variant;
     std::map<std::string, long long> baseline; ///< parameter values of the baseline variant
     int warmup = 3, reps = 20;
     bool flush_l2 = false;
