@@ -5,6 +5,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <fstream>
@@ -166,6 +167,84 @@ baseline = { RMS_BLOCK = 256, ROWS_PER_LAUNCH = 100 }
     CHECK(v[3].plan.bytes == (2.0 * 100 * 64 + 64) * 2);
     CHECK(v[3].defines.at("RMS_BLOCK") == "256");
     CHECK(v[3].launch.at("ROWS_PER_LAUNCH") == 100);
+}
+
+TEST_CASE("a random search draws budget distinct valid variants from a space it never expands") {
+    // 6 x 32 x 16 x 10^9 points: expanding it would not finish; drawing 200 takes milliseconds.
+    const std::string head = R"toml(kernel = "rms_norm"
+constraints = ["RMS_WIDTH % RMS_BLOCK == 0"]
+[shape]
+rows = 4096
+n = 4096
+[sweep]
+RMS_BLOCK = { pow2 = [32, 1024] }
+RMS_WIDTH = { min = 32, max = 1024, step = 32 }
+RMS_CACHE = { min = 1, max = 16 }
+[sweep_launch]
+ROWS_PER_LAUNCH = { min = 1, max = 1000000000 }
+)toml";
+    const auto search = [&](const std::string& extra) {
+        return expand(SweepSpec::parse(head + "[search]\nstrategy = \"random\"\n" + extra, "s.toml"));
+    };
+    const auto labels = [](const std::vector<SweepVariant>& v) {
+        std::vector<std::string> out;
+        for (const SweepVariant& x : v)
+            out.push_back(x.label());
+        return out;
+    };
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<SweepVariant> a = search("budget = 200\nseed = 7\n");
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+    REQUIRE(a.size() == 200);
+    std::vector<std::string> names = labels(a);
+    std::sort(names.begin(), names.end());
+    CHECK(std::unique(names.begin(), names.end()) == names.end()); // distinct
+    for (const SweepVariant& v : a) // valid: the constraint holds for each
+        CHECK(std::stoi(v.defines.at("RMS_WIDTH")) % std::stoi(v.defines.at("RMS_BLOCK")) == 0);
+    CHECK(a.front().baseline);
+    CHECK(labels(search("budget = 200\nseed = 7\n")) == labels(a)); // the same seed: the same
+    CHECK(labels(search("budget = 200\nseed = 8\n")) != labels(a));
+
+    // A named baseline is drawn first and counts toward the budget.
+    const auto with_base = search("budget = 5\n[check]\nbaseline = { RMS_BLOCK = 256, RMS_WIDTH = "
+                                  "1024, RMS_CACHE = 8, ROWS_PER_LAUNCH = 4096 }\n");
+    REQUIRE(with_base.size() == 5);
+    CHECK(with_base[0].baseline);
+    CHECK(with_base[0].label() == "RMS_BLOCK=256 RMS_CACHE=8 RMS_WIDTH=1024 ROWS_PER_LAUNCH=4096");
+
+    // A budget over the valid points evaluates each once: here the exhaustive set.
+    const std::string small = R"toml(kernel = "rms_norm"
+constraints = ["RMS_WIDTH % RMS_BLOCK == 0"]
+[shape]
+rows = 64
+n = 256
+[sweep]
+RMS_BLOCK = [128, 256]
+RMS_WIDTH = [128, 256, 384]
+)toml";
+    std::vector<std::string> all = labels(expand(SweepSpec::parse(small, "s.toml")));
+    std::vector<std::string> drawn = labels(expand(
+        SweepSpec::parse(small + "[search]\nstrategy = \"random\"\nbudget = 50\n", "s.toml")));
+    std::sort(all.begin(), all.end());
+    std::sort(drawn.begin(), drawn.end());
+    CHECK(all.size() == 4);
+    CHECK(drawn == all);
+
+    CHECK_THROWS_WITH_AS(SweepSpec::parse(small + "[search]\nstrategy = \"annealing\"\n", "s.toml"),
+                         doctest::Contains("s.toml:10:12: error: unknown strategy 'annealing' "
+                                           "(known: exhaustive, random)"),
+                         ConfigError);
+    CHECK_THROWS_WITH_AS(SweepSpec::parse(small + "[search]\nstrategy = \"random\"\n", "s.toml"),
+                         doctest::Contains("s.toml:9:1: error: strategy = \"random\" needs 'budget'"),
+                         ConfigError);
+    CHECK_THROWS_WITH_AS(SweepSpec::parse(small + "[search]\nbudget = 3\n", "s.toml"),
+                         doctest::Contains("s.toml:10:10: error: an exhaustive search evaluates "
+                                           "every point"),
+                         ConfigError);
+    // An exhaustive sweep of the large space is refused before anything is planned.
+    CHECK_THROWS_WITH_AS(expand(SweepSpec::parse(head, "s.toml")),
+                         doctest::Contains("more than the 10000 an exhaustive sweep evaluates"),
+                         ConfigError);
 }
 
 TEST_CASE("a contract's precondition drops variants and is named when none is left") {

@@ -56,7 +56,7 @@ int run_sweep_file(const SweepArgs& args, const std::string& file) {
     const SweepResult r = run_sweep(spec, o);
     std::printf("kjit sweep %s: kernel %s, %zu variants (%zu rejected by the constraints)\n",
                 file.c_str(), spec.kernel.c_str(), r.rows.size(), r.rejected);
-    std::printf("  %s\n", r.provenance.text().c_str());
+    std::printf("  search %s\n  %s\n", r.search.c_str(), r.provenance.text().c_str());
     const int failed = failed_rows(r, o.dry_run);
     if (o.dry_run) {
         std::printf("  dry run: every variant compiled for %s, nothing launched\n",

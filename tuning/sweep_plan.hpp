@@ -23,12 +23,15 @@ struct SweepVariant {
     [[nodiscard]] std::string label() const; ///< "RMS_BLOCK=256 ROWS_PER_LAUNCH=2048"
 };
 
-/// Every combination of the parameters that satisfies the constraints and the contract's
-/// preconditions, in file order (the last parameter varies fastest); `rejected` counts the
-/// others. ConfigError, before anything is planned, when the space has more points than `cap`
-/// (default_sweep_cap(): KJIT_SWEEP_MAX_VARIANTS), at the parameter with the most values;
-/// ConfigError when a constraint's value is not a finite number, at the constraint; and when
-/// none is left, naming the first failed precondition.
+/// The variants a sweep evaluates up front. Exhaustive: every combination of the parameters
+/// that satisfies the constraints and the contract's preconditions, in file order (the last
+/// parameter varies fastest); ConfigError, before anything is planned, when the space has more
+/// points than `cap` (default_sweep_cap(): KJIT_SWEEP_MAX_VARIANTS), at the parameter with the
+/// most values. Random: `budget` distinct valid points (the named baseline first), drawn from
+/// `seed` without expanding the space; fewer when the space runs out of valid points. `rejected`
+/// counts the points the constraints and preconditions dropped. ConfigError when a
+/// constraint's value is not a finite number, at the constraint; and when none is left,
+/// naming the first failed precondition.
 std::vector<SweepVariant> expand(const SweepSpec& spec, std::size_t* rejected = nullptr,
                                  std::optional<std::uint64_t> cap = std::nullopt);
 

@@ -35,6 +35,9 @@ struct SweepRow {
 struct SweepResult {
     std::vector<SweepRow> rows;
     std::size_t rejected = 0; ///< combinations the constraints removed
+    /// How the variants were chosen: "exhaustive: 35 points" or "random: 200 of 1000000
+    /// points, seed 1".
+    std::string search;
     Provenance provenance;    ///< gpu, arch, fixed defines, tier, kernel source hash
     double copy_gbps = 0;
     double wall_ms = 0;

@@ -113,6 +113,11 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     };
     SweepResult result;
     const std::vector<SweepVariant> variants = expand(spec, &result.rejected);
+    const SweepSpace space(spec.params);
+    result.search = spec.strategy == SweepSpec::Strategy::random
+                        ? "random: " + std::to_string(variants.size()) + " of " + space.describe() +
+                              ", seed " + std::to_string(spec.seed)
+                        : "exhaustive: " + space.describe();
     SourceProvider provider =
         options.sources ? options.sources->provider() : default_sources().provider();
     const auto sources = provider.current();

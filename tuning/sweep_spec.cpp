@@ -176,6 +176,31 @@ void read_check(const TomlNode& n, SweepSpec& spec) {
         }
 }
 
+void read_search(const TomlNode& n, SweepSpec& spec) {
+    const TomlTable t = n.table("search");
+    t.only_keys({"strategy", "budget", "seed"}, "[search]");
+    const auto strategy = t.get("strategy");
+    const std::string name = strategy ? strategy->string("strategy") : "exhaustive";
+    if (name == "exhaustive")
+        spec.strategy = SweepSpec::Strategy::exhaustive;
+    else if (name == "random")
+        spec.strategy = SweepSpec::Strategy::random;
+    else
+        strategy->fail("unknown strategy '" + name + "' (known: exhaustive, random)");
+    const auto budget = t.get("budget");
+    if (spec.strategy == SweepSpec::Strategy::exhaustive) {
+        if (budget)
+            budget->fail("an exhaustive search evaluates every point: 'budget' is for "
+                         "strategy = \"random\"");
+    } else {
+        if (!budget)
+            n.fail("strategy = \"" + name + "\" needs 'budget' (the variants it evaluates)");
+        spec.budget = static_cast<std::uint64_t>(bounded(*budget, "budget", 1, 1000000));
+    }
+    if (const auto v = t.get("seed"))
+        spec.seed = static_cast<std::uint64_t>(bounded(*v, "seed", 0, 2147483647));
+}
+
 void read_bench(const TomlNode& n, SweepSpec& spec) {
     const TomlTable t = n.table("bench");
     t.only_keys({"warmup", "reps", "flush_l2", "graph", "bytes", "flops"}, "[bench]");
@@ -232,7 +257,7 @@ SweepSpec SweepSpec::parse(std::string text, const std::string& file) {
     const TomlDocument doc = TomlDocument::parse(spec.text, spec.file);
     const TomlTable root = doc.root();
     root.only_keys({"kernel", "dtype", "shape", "defines", "sweep", "sweep_launch", "constraints",
-                    "launch", "args", "check", "bench"},
+                    "launch", "args", "check", "bench", "search"},
                    "the sweep file");
     const auto kernel = root.get("kernel");
     if (!kernel)
@@ -370,6 +395,8 @@ SweepSpec SweepSpec::parse(std::string text, const std::string& file) {
         read_check(*n, spec);
     if (const auto n = root.get("bench"))
         read_bench(*n, spec);
+    if (const auto n = root.get("search"))
+        read_search(*n, spec);
     return spec;
 }
 

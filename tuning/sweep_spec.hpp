@@ -4,6 +4,7 @@
 #include "kernels/expr.hpp"
 #include "tuning/sweep_space.hpp"
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -33,6 +34,12 @@ struct SweepSpec {
     /// `{ SPLIT_K = 1 }`); empty: the baseline variant itself.
     std::map<std::string, long long> reference_variant;
     std::map<std::string, long long> baseline; ///< parameter values of the baseline variant
+    /// [search]: how the space is explored. exhaustive: every point (at most the variant
+    /// cap); random: `budget` distinct valid points drawn with `seed`, the space never
+    /// expanded.
+    enum class Strategy { exhaustive, random } strategy = Strategy::exhaustive;
+    std::uint64_t budget = 0; ///< random: the variants evaluated
+    std::uint64_t seed = 1;   ///< random: the draws
     int warmup = 3, reps = 20;
     bool flush_l2 = false;
     bool graph = false; ///< time each repetition as a CUDA graph launch (tiny kernels)
