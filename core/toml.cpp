@@ -7,6 +7,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cstdio>
 
 namespace kjit {
 
@@ -323,6 +324,24 @@ const std::string& TomlDocument::file() const {
 
 const std::string& TomlDocument::text() const {
     return impl_->text;
+}
+
+std::string toml_string(std::string_view s) {
+    std::string out = "\"";
+    for (char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (ch == '"' || ch == '\\') {
+            out += '\\';
+            out += ch;
+        } else if (c < 0x20 || c == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else {
+            out += ch;
+        }
+    }
+    return out + "\"";
 }
 
 } // namespace kjit

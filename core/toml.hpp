@@ -21,6 +21,10 @@ namespace kjit {
 class TomlTable;
 class TomlArray;
 
+/// `s` as a TOML basic string: in double quotes, `"` and `\` escaped, control characters as
+/// \uXXXX. What kjit writes into the TOML files it generates (baselines, the tuned table).
+std::string toml_string(std::string_view s);
+
 /// What a TOML value holds.
 enum class TomlType { table, array, string, integer, floating, boolean, date_time };
 

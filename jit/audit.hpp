@@ -44,8 +44,10 @@ struct AuditSummary {
     std::size_t failed = 0;   ///< compiles that failed
     std::size_t findings = 0; ///< the linter's findings
     AuditFreshness fresh = AuditFreshness::skipped;
+    std::size_t stale_tuned = 0; ///< tuned-table entries recorded for another source
     [[nodiscard]] bool passed() const {
-        return failed == 0 && findings == 0 && fresh != AuditFreshness::stale;
+        return failed == 0 && findings == 0 && fresh != AuditFreshness::stale &&
+               stale_tuned == 0;
     }
 };
 

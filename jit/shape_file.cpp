@@ -42,7 +42,8 @@ void read_defines(const TomlNode& node, KernelSpec& spec) {
 
 /// One `[[kernel]]`; `fallback_at` gets where its fallback is named.
 KernelSpec read_kernel(const TomlTable& t, SourceLocation& fallback_at) {
-    t.only_keys({"name", "source", "defines", "fallback", "instantiations"}, "[[kernel]]");
+    t.only_keys({"name", "source", "defines", "fallback", "instantiations", "tuned"},
+                "[[kernel]]");
     KernelSpec spec;
     spec.where = t.where();
     if (const auto n = t.get("name")) {
@@ -61,6 +62,23 @@ KernelSpec read_kernel(const TomlTable& t, SourceLocation& fallback_at) {
         read_defines(*n, spec);
     if (const auto n = t.get("instantiations"))
         spec.instantiations = n->strings("instantiations");
+    if (const auto n = t.get("tuned")) {
+        spec.tuned_where = n->where();
+        for (const TomlEntry& e : n->table("tuned").entries()) {
+            if (e.key == "dtype") {
+                spec.tuned_dtype = e.value.string("dtype");
+                continue;
+            }
+            if (const auto i = e.value.as_integer())
+                spec.tuned_shape[e.key] = std::to_string(*i);
+            else if (const auto v = e.value.as_string())
+                spec.tuned_shape[e.key] = *v;
+            else
+                e.value.fail("a tuned shape value is an integer or a string such as \"${rows}\"");
+        }
+        if (spec.tuned_shape.empty())
+            n->fail("'tuned' names no shape key: { rows = \"${tokens}\", n = \"${d_model}\" }");
+    }
     if (spec.name.empty())
         t.fail("[[kernel]] needs 'name'");
     if (spec.source.empty())
@@ -81,10 +99,18 @@ KernelSpec read_kernel(const TomlTable& t, SourceLocation& fallback_at) {
 ShapeFile ShapeFile::load(const std::filesystem::path& path) {
     const TomlDocument doc = TomlDocument::load(path, "shape file");
     const TomlTable root = doc.root();
-    root.only_keys({"shape", "kernel"}, "the shape file");
+    root.only_keys({"shape", "kernel", "tuned"}, "the shape file");
     ShapeFile out;
     if (const auto n = root.get("shape"))
         out.shape = read_shape(*n);
+    if (const auto n = root.get("tuned")) {
+        const std::filesystem::path table =
+            (path.parent_path() / n->string("tuned")).lexically_normal();
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(table, ec))
+            n->fail("the tuned table " + table.lexically_normal().string() + " does not exist");
+        out.tuned = std::make_shared<const TunedTable>(TunedTable::load(table));
+    }
     if (const auto n = root.get("kernel")) {
         std::vector<SourceLocation> fallback_at;
         std::map<std::string, SourceLocation> first; // where each name is declared first
@@ -98,6 +124,13 @@ ShapeFile ShapeFile::load(const std::filesystem::path& path) {
                                       std::to_string(it->second.line) +
                                       "): an application asks for a kernel by its name",
                                   at);
+        }
+        for (KernelSpec& k : out.kernels) {
+            if (!k.tuned_shape.empty() && !out.tuned)
+                throw ConfigError("kernel '" + k.name + "' is tuned, and the shape file names "
+                                  "no tuned table: add tuned = \"TABLE.toml\" at its top",
+                                  k.tuned_where);
+            k.tuned = out.tuned;
         }
         for (std::size_t i = 0; i < out.kernels.size(); ++i) {
             const KernelSpec& k = out.kernels[i];
@@ -115,36 +148,64 @@ ShapeFile ShapeFile::load(const std::filesystem::path& path) {
     return out;
 }
 
+namespace {
+/// `value` with every `${name}` replaced by the shape's value; `fail(problem)` on a mistake.
+template <class Fail>
+std::string substitute(const std::string& value, const ModelShape& shape, const Fail& fail) {
+    std::string v;
+    for (std::size_t i = 0; i < value.size();) {
+        if (value.compare(i, 2, "${") == 0) {
+            const std::size_t end = value.find('}', i);
+            if (end == std::string::npos)
+                fail("has an unclosed '${'");
+            const std::string ref = value.substr(i + 2, end - i - 2);
+            const auto it = shape.values.find(ref);
+            if (it == shape.values.end()) {
+                std::vector<std::string> names;
+                for (const auto& [entry, _] : shape.values)
+                    names.push_back(entry);
+                std::vector<std::string> near = nearest(ref, names);
+                for (auto& n : near)
+                    n = "'" + n + "'";
+                fail("names shape entry '" + ref + "', which the shape lacks" + did_you_mean(near));
+            }
+            v += std::to_string(it->second);
+            i = end + 1;
+        } else {
+            v += value[i++];
+        }
+    }
+    return v;
+}
+} // namespace
+
 std::map<std::string, std::string> resolve_defines(const KernelSpec& spec,
                                                    const ModelShape& shape) {
     std::map<std::string, std::string> out;
-    for (const auto& [name, value] : spec.defines) {
-        std::string v;
-        for (std::size_t i = 0; i < value.size();) {
-            if (value.compare(i, 2, "${") == 0) {
-                const std::size_t end = value.find('}', i);
-                if (end == std::string::npos)
-                    define_error(spec, name, "has an unclosed '${'");
-                const std::string ref = value.substr(i + 2, end - i - 2);
-                const auto it = shape.values.find(ref);
-                if (it == shape.values.end()) {
-                    std::vector<std::string> names;
-                    for (const auto& [entry, _] : shape.values)
-                        names.push_back(entry);
-                    std::vector<std::string> near = nearest(ref, names);
-                    for (auto& n : near)
-                        n = "'" + n + "'";
-                    define_error(spec, name,
-                                 "names shape entry '" + ref + "', which the shape lacks" +
-                                     did_you_mean(near));
-                }
-                v += std::to_string(it->second);
-                i = end + 1;
-            } else {
-                v += value[i++];
-            }
+    for (const auto& [name, value] : spec.defines)
+        out[name] = substitute(value, shape, [&](const std::string& problem) {
+            define_error(spec, name, problem);
+        });
+    return out;
+}
+
+std::map<std::string, std::int64_t> resolve_tuned_shape(const KernelSpec& spec,
+                                                        const ModelShape& shape) {
+    std::map<std::string, std::int64_t> out;
+    for (const auto& [key, value] : spec.tuned_shape) {
+        const auto fail = [&](const std::string& problem) {
+            throw ConfigError("kernel '" + spec.name + "': tuned shape key " + key + " " + problem,
+                              spec.tuned_where);
+        };
+        const std::string v = substitute(value, shape, fail);
+        try {
+            std::size_t used = 0;
+            out[key] = std::stoll(v, &used);
+            if (used != v.size())
+                fail("is '" + v + "', not an integer");
+        } catch (const std::logic_error&) {
+            fail("is '" + v + "', not an integer");
         }
-        out[name] = v;
     }
     return out;
 }

@@ -1,10 +1,12 @@
 #pragma once
 
 #include "core/diagnostic.hpp"
+#include "jit/tuned_table.hpp"
 
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,13 +42,23 @@ struct KernelSpec {
     /// Template instantiations to compile, as NVRTC name expressions ("scale<128, float>");
     /// Engine::function finds each by this spelling.
     std::vector<std::string> instantiations{};
+    /// The shape the tuned table is looked up at, in the keys the kernel's sweeps use
+    /// (`rows`, `n`); a value may name shape entries as `${tokens}`. Empty: no lookup.
+    std::map<std::string, std::string> tuned_shape{};
+    std::string tuned_dtype{}; ///< the entry's dtype ("" : any)
+    /// The tuned table its shape file names (null: none): Engine::prepare injects the entry's
+    /// defines for its device, under the ones the spec sets itself.
+    std::shared_ptr<const TunedTable> tuned{};
+    SourceLocation tuned_where{}; ///< where `tuned` is written in the [[kernel]] table
 };
 
-/// A shape file: `[shape]` with integers, and `[[kernel]]` tables with name, source, defines,
-/// fallback and instantiations.
+/// A shape file: `[shape]` with integers, `tuned` (the tuned table's path, relative to the
+/// file), and `[[kernel]]` tables with name, source, defines, fallback, instantiations and
+/// `tuned` (the shape its entry is looked up at, and `dtype`).
 struct ShapeFile {
     ModelShape shape;
     std::vector<KernelSpec> kernels;
+    std::shared_ptr<const TunedTable> tuned; ///< null when the file names none
     /// Parses `path`; ConfigError at file:line:col for any mistake (not a regular file,
     /// syntax, unknown key, wrong type, missing or repeated name, unknown fallback, no
     /// [[kernel]] at all). Every spec keeps its positions.
@@ -57,5 +69,10 @@ struct ShapeFile {
 /// naming an unknown shape entry or an unclosed `${`, at the define's value when the spec
 /// came from a file.
 std::map<std::string, std::string> resolve_defines(const KernelSpec& spec, const ModelShape& shape);
+
+/// The spec's tuned shape with every `${name}` replaced; ConfigError as resolve_defines, at
+/// the spec's `tuned`, and for a value that is not an integer.
+std::map<std::string, std::int64_t> resolve_tuned_shape(const KernelSpec& spec,
+                                                        const ModelShape& shape);
 
 } // namespace kjit

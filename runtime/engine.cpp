@@ -3,6 +3,7 @@
 #include "core/warnings.hpp"
 #include "jit/compiler.hpp"
 #include "jit/define_use.hpp"
+#include "jit/project.hpp"
 
 #include <chrono>
 
@@ -65,6 +66,35 @@ void Engine::check_defines_read(const SourceSet& sources, const std::string& sou
         warn(d);
 }
 
+std::string Engine::apply_tuned(const SourceSet& sources, const std::string& source,
+                                const KernelSpec& spec, const ModelShape& shape,
+                                std::map<std::string, std::string>& defines,
+                                std::map<std::string, std::string>& origins) const {
+    if (!spec.tuned || spec.tuned_shape.empty())
+        return {};
+    const auto tuned_shape = resolve_tuned_shape(spec, shape);
+    const std::string gpu = context_ ? context_->device().name() : std::string();
+    const TunedMatch m = spec.tuned->lookup(source, tuned_shape, spec.tuned_dtype, gpu, arch_);
+    const std::string table = display_path(spec.tuned->file);
+    if (!m.entry)
+        return "no entry in " + table + " for " + source + " " + tuned_shape_text(tuned_shape) +
+               (spec.tuned_dtype.empty() ? "" : " " + spec.tuned_dtype) + " on " +
+               (gpu.empty() ? "any GPU" : gpu) + " " + arch_ + ": the kernel's defaults";
+    const std::string where = table + ":" + std::to_string(m.entry->where.line);
+    // The spec's own defines (production caps, a pinned knob) win over the table's.
+    for (const auto& [name, value] : m.entry->defines)
+        if (!spec.defines.contains(name)) {
+            defines[name] = value;
+            origins[name] = "tuned: " + where;
+        }
+    std::string text = where + " (" + m.how + ")";
+    const std::string now = tuned_source_hash(sources, source);
+    if (!m.entry->source.empty() && m.entry->source != now)
+        text += ", recorded for source " + m.entry->source + ", now " + now +
+                ": re-run kjit tune";
+    return text;
+}
+
 Engine::Engine(const Context* context, EngineOptions options, SourceProvider sources)
     : flags_((options.flags ? *options.flags : builtin_flags()).resolve()), context_(context),
       arch_(!options.arch.empty() ? options.arch
@@ -95,11 +125,26 @@ std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
                 options.arch = arch_;
                 options.toolkit_headers = true;
                 options.defines = resolve_defines(specs[i], shape);
+                for (const auto& [name, _] : options.defines) {
+                    const auto at = specs[i].define_sources.find(name);
+                    row.define_origins[name] = at == specs[i].define_sources.end()
+                                                   ? std::string("spec")
+                                                   : display_location(at->second.name) + ":" +
+                                                         std::to_string(at->second.name.column);
+                }
+                row.tuned = apply_tuned(*sources, row.source, specs[i], shape, options.defines,
+                                        row.define_origins);
                 check_defines_read(*sources, row.source, specs[i], options.defines);
                 for (const auto& dir : sources_.include_dirs())
                     options.include_dirs.push_back(dir.string());
                 options.name_expressions = specs[i].instantiations;
-                flags_.apply_to(options.defines);
+                {
+                    const auto before = options.defines;
+                    flags_.apply_to(options.defines);
+                    for (const auto& [name, value] : options.defines)
+                        if (!before.contains(name) || before.at(name) != value)
+                            row.define_origins[name] = "flag";
+                }
                 row.defines = options.defines_text();
                 row.key = make_cache_key(*sources, row.source, options).hex();
                 // A memory hit: this engine already loaded the key.

@@ -36,6 +36,12 @@ struct PrepareRow {
     double compile_ms = 0; ///< NVRTC time (of the original compile, for disk hits)
     double read_ms = 0;    ///< disk cache read + verify
     double load_ms = 0;    ///< cuModuleLoadData + entry points
+    /// Where each define of the compile comes from: "kernels/model.toml:13" (the shape file),
+    /// "tuned: bench/tuned.toml:42" (the tuned table), "flag KJIT_..." (a flag's define).
+    std::map<std::string, std::string> define_origins;
+    /// What the tuned-table lookup did: "" (the spec reads none), "tuned.toml:42 (exact)", or
+    /// "no entry for rms_norm rows=..,n=.. on GPU sm_90: the kernel's defaults".
+    std::string tuned;
     /// What was compiled or read from a cache (entry points with their parameter types and
     /// launch bounds, lowered names): a dry run checks launches against it without a GPU.
     /// Null for a memory hit or a failure.
@@ -108,6 +114,12 @@ class Engine {
     void check_defines_read(const SourceSet& sources, const std::string& source,
                             const KernelSpec& spec,
                             const std::map<std::string, std::string>& defines) const;
+    /// Injects the tuned table's entry for `spec` on this engine's device (under the spec's own
+    /// defines) and notes each define's origin; what the lookup did (PrepareRow::tuned).
+    std::string apply_tuned(const SourceSet& sources, const std::string& source,
+                            const KernelSpec& spec, const ModelShape& shape,
+                            std::map<std::string, std::string>& defines,
+                            std::map<std::string, std::string>& origins) const;
     ResolvedFlags flags_;
     const Context* context_;
     std::string arch_;

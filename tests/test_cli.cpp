@@ -160,7 +160,7 @@ TEST_CASE("a broken shape file is reported at file:line:col with exit 2") {
     check("[shape]\nd_model = 7168\n[kernal]\n",
           "3:2: error: unknown key 'kernal' in the shape file; did you mean 'kernel'?");
     check("[shape]\nd_model = 7168\n[zzzz]\n",
-          "3:2: error: unknown key 'zzzz' in the shape file (known: shape, kernel)");
+          "3:2: error: unknown key 'zzzz' in the shape file (known: shape, kernel, tuned)");
     check("[shape]\nd_model = \"big\"\n", "2:11: error: shape entry 'd_model' must be an integer");
     check("[shape]\nd_model = 7168\n[[kernel]]\nname = \"rms_norm\"\nsorce = \"x\"\n",
           "5:1: error: unknown key 'sorce' in [[kernel]]; did you mean 'source'?");

@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     std::map<std::string, Action> actions;
     for (auto add : {add_audit, add_check, add_compile, add_env, add_info, add_specialize, add_fresh, add_cache,
-                     add_compile_worker, add_ledger, add_bench, add_digest, add_lint, add_sig, add_sweep}) {
+                     add_compile_worker, add_ledger, add_bench, add_digest, add_lint, add_sig, add_sweep, add_tune}) {
         auto action = add(app);
         actions[app.get_subcommands({}).back()->get_name()] = std::move(action);
     }

@@ -1,10 +1,13 @@
 #include "tools/verbs.hpp"
 
 #include "jit/audit.hpp"
+#include "jit/shape_file.hpp"
+#include "jit/tuned_table.hpp"
 #include "lint/injections.hpp"
 #include "lint/lint.hpp"
 #include "lint/report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -78,6 +81,27 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     }
     std::fflush(stdout);
 
+    // The tuned tables (the project's and those its shape files name): an entry recorded for
+    // another version of its kernel would inject stale defines at start-up.
+    std::vector<std::filesystem::path> tables;
+    if (const Project* p = sources.project_file(); p && p->tuned)
+        tables.push_back(std::filesystem::weakly_canonical(p->tuned->path));
+    for (const auto& f : shapes.choose(sources))
+        if (const ShapeFile sf = ShapeFile::load(f); sf.tuned)
+            tables.push_back(std::filesystem::weakly_canonical(sf.tuned->file));
+    std::sort(tables.begin(), tables.end());
+    tables.erase(std::unique(tables.begin(), tables.end()), tables.end());
+    for (const auto& path : tables) {
+        const TunedTable table = TunedTable::load(display_path(path));
+        const auto stale = stale_tuned_entries(table, set);
+        summary.stale_tuned += stale.size();
+        for (const Diagnostic& d : stale)
+            std::printf("%s\n", d.format().c_str());
+        std::printf("tuned: %s: %zu entr%s, %zu stale\n", display_path(path).c_str(),
+                    table.entries.size(), table.entries.size() == 1 ? "y" : "ies", stale.size());
+    }
+    std::fflush(stdout);
+
     std::vector<CompileRequest> requests;
     for (const AuditCompile& c : compiles)
         requests.push_back(c.request);
@@ -110,9 +134,11 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
             std::cerr << "  " << e.what() << '\n';
         }
     }
-    std::printf("audit: %zu compiled, %zu failed; lint: %zu finding(s); fresh: %s\n",
-                summary.compiled, summary.failed, summary.findings,
-                freshness_name(summary.fresh));
+    std::printf("audit: %zu compiled, %zu failed; lint: %zu finding(s); fresh: %s%s\n",
+                summary.compiled, summary.failed, summary.findings, freshness_name(summary.fresh),
+                tables.empty() ? ""
+                               : ("; tuned: " + std::to_string(summary.stale_tuned) + " stale")
+                                     .c_str());
     return summary.passed() ? kOk : kFindings;
 }
 

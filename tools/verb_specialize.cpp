@@ -63,6 +63,11 @@ int run_specialize(const SpecializeArgs& args) {
     for (const auto& r : rows) {
         std::printf("  %-24s %-7s %10.1f %9.3f %9.3f  %s\n", r.name.c_str(), prepared_name(r.origin),
                     r.compile_ms, r.read_ms, r.load_ms, r.defines.c_str());
+        // Where each define came from: the shape file's line, the tuned table's, a flag.
+        if (!r.tuned.empty())
+            std::printf("    tuned: %s\n", r.tuned.c_str());
+        for (const auto& [name, origin] : r.define_origins)
+            std::printf("    %-22s %s\n", name.c_str(), origin.c_str());
         if (r.error) {
             ++failed;
             try {

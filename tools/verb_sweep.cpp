@@ -4,6 +4,7 @@
 #include "tuning/sweep_judge.hpp"
 #include "tuning/sweep_report.hpp"
 #include "tuning/sweep_runner.hpp"
+#include "tuning/tuned_record.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -19,6 +20,7 @@ struct SweepArgs {
     std::string arch = "sm_90";
     std::string devices = "0";
     std::string out;
+    std::string record; ///< --record: the tuned table the winner goes to
     std::uint64_t seed = 1;
 };
 
@@ -78,6 +80,8 @@ int run_sweep_file(const SweepArgs& args, const std::string& file) {
     std::printf("sweep: %zu variants, %d failed their check or failed, %.0f ms; wrote %s/sweep.csv, "
                 "sweep.json, sweep.svg\n",
                 r.rows.size(), failed, r.wall_ms, out.c_str());
+    if (!args.record.empty())
+        record_winner(args.record, tuned_entry(spec, r, o.sources->load()));
     return failed ? kFindings : kOk;
 }
 /// FILE, else every sweep file the project file names, in order.
@@ -114,8 +118,14 @@ Action add_sweep(CLI::App& app) {
         ->capture_default_str();
     sub->add_option("--out", args->out, "directory for sweep.csv/json/svg (default FILE.out)");
     sub->add_option("--seed", args->seed, "input generator seed")->capture_default_str();
+    sub->add_option("--record", args->record,
+                    "write the fastest variant that passed its check to this tuned table");
     args->sources.add_to(*sub);
-    return [args] { return run_sweep_verb(*args); };
+    return [args] {
+        if (!args->record.empty() && args->dry_run)
+            throw ConfigError("--record writes a measured winner: a dry run measures nothing");
+        return run_sweep_verb(*args);
+    };
 }
 
 } // namespace kjit::cli

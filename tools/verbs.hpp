@@ -5,6 +5,7 @@
 #include "jit/project.hpp"
 #include "jit/source_choice.hpp"
 #include "jit/sources.hpp"
+#include "jit/tuned_table.hpp"
 #include "lint/injections.hpp"
 #include "lint/sources.hpp"
 
@@ -127,6 +128,10 @@ Action add_lint(CLI::App& app);
 Action add_sig(CLI::App& app);
 Action add_ledger(CLI::App& app);
 Action add_sweep(CLI::App& app);
+Action add_tune(CLI::App& app);
+
+/// Adds `entry` to the tuned table at `table` (read first when it exists) and says so.
+void record_winner(const std::filesystem::path& table, TunedEntry entry);
 Action add_bench(CLI::App& app);
 Action add_digest(CLI::App& app);
 

@@ -145,23 +145,6 @@ class BaselineReader {
     }
 };
 
-std::string quoted(std::string_view s) {
-    std::string out = "\"";
-    for (char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (ch == '"' || ch == '\\') {
-            out += '\\';
-            out += ch;
-        } else if (c < 0x20 || c == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-        } else {
-            out += ch;
-        }
-    }
-    return out + "\"";
-}
 
 } // namespace
 
@@ -178,22 +161,22 @@ std::string Baseline::to_toml() const {
     os << "# kjit digest baseline: xxh3-64 of every output buffer of " << kernel
        << " on generator inputs.\n"
           "# Written by `kjit digest record`; `kjit digest check` compares against it.\n"
-       << "kernel = " << quoted(kernel) << "\nseed = " << seed << "\n";
+       << "kernel = " << toml_string(kernel) << "\nseed = " << seed << "\n";
     for (const BaselineCase& c : cases) {
-        os << "\n[[case]]\nshape = " << quoted(c.shape)
-           << "\ndtype = " << quoted(dtype_name(c.dtype)) << "\ndefines = {";
+        os << "\n[[case]]\nshape = " << toml_string(c.shape)
+           << "\ndtype = " << toml_string(dtype_name(c.dtype)) << "\ndefines = {";
         bool first = true;
         for (const auto& [name, value] : c.defines) {
-            os << (first ? " " : ", ") << name << " = " << quoted(value);
+            os << (first ? " " : ", ") << name << " = " << toml_string(value);
             first = false;
         }
         os << (first ? "}" : " }") << "\n";
-        os << "gpu = " << quoted(c.gpu) << "\narch = " << quoted(c.arch)
-           << "\ntier = " << quoted(c.tier) << "\nsource_hash = " << quoted(c.source_hash)
+        os << "gpu = " << toml_string(c.gpu) << "\narch = " << toml_string(c.arch)
+           << "\ntier = " << toml_string(c.tier) << "\nsource_hash = " << toml_string(c.source_hash)
            << "\noutputs = [\n";
         for (const OutputDigest& o : c.outputs)
-            os << "  { name = " << quoted(o.name) << ", dtype = " << quoted(dtype_name(o.dtype))
-               << ", count = " << o.count << ", digest = " << quoted(hex64(o.digest))
+            os << "  { name = " << toml_string(o.name) << ", dtype = " << toml_string(dtype_name(o.dtype))
+               << ", count = " << o.count << ", digest = " << toml_string(hex64(o.digest))
                << " },\n";
         os << "]\n";
     }

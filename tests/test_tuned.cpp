@@ -1,0 +1,316 @@
+// The tuned table: recorded by sweeps and `kjit tune`, read at start-up per kernel, shape and
+// device, shown by `kjit specialize`, audited for entries whose source changed.
+
+#include "jit/shape_file.hpp"
+#include "jit/tuned_table.hpp"
+#include "runtime/engine.hpp"
+#include "tests/support.hpp"
+#include "tuning/sweep_judge.hpp"
+#include "tuning/tuned_record.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace kjit;
+using kjit::test::contains;
+using kjit::test::Run;
+using kjit::test::run_kjit_in;
+using kjit::test::TempDir;
+using kjit::test::write_file;
+
+namespace {
+
+const std::filesystem::path kExample = KJIT_SOURCE_DIR "/examples/splitk_app";
+
+std::string read(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream os;
+    os << in.rdbuf();
+    return os.str();
+}
+
+TunedEntry entry(std::string gpu, std::int64_t rows, std::string block, std::string dtype = "f32") {
+    TunedEntry e;
+    e.kernel = "splitk_gemv";
+    e.shape = {{"rows", rows}, {"cols", 4096}};
+    e.dtype = std::move(dtype);
+    e.gpu = std::move(gpu);
+    e.arch = "sm_90";
+    e.source = "0123456789ab";
+    e.defines = {{"GEMV_BLOCK", std::move(block)}};
+    e.median_us = 10;
+    e.baseline_us = 12;
+    return e;
+}
+
+/// A copy of the example project whose shape file reads `table` for splitk_gemv at the model's
+/// d_model x d_ff, with GEMV_BLOCK left to the table.
+void tuned_project(const std::filesystem::path& dir, const std::string& table) {
+    namespace fs = std::filesystem;
+    for (const char* part : {"kernels", "contracts", "sweeps", "kjit.toml"})
+        fs::copy(kExample / part, dir / part, fs::copy_options::recursive);
+    std::string shape = read(dir / "kernels/model.toml");
+    const std::string from = "defines = { SPLIT_K = \"${split_k}\", GEMV_BLOCK = 256 }";
+    REQUIRE(shape.find(from) != std::string::npos);
+    shape.replace(shape.find(from), from.size(),
+                  "defines = { SPLIT_K = \"${split_k}\" }\n"
+                  "tuned = { rows = \"${d_model}\", cols = \"${d_ff}\" }");
+    write_file(dir / "kernels/model.toml", "tuned = \"../tuned.toml\"\n" + shape);
+    write_file(dir / "tuned.toml", table);
+}
+
+} // namespace
+
+TEST_SUITE("tuned") {
+
+TEST_CASE("a tuned table round-trips and a record replaces its slot") {
+    TempDir dir;
+    TunedTable t;
+    t.file = dir.path() / "t.toml";
+    t.record(entry("NVIDIA H200", 4096, "256"));
+    t.record(entry("NVIDIA H100", 4096, "128"));
+    t.record(entry("NVIDIA H200", 4096, "64")); // the same slot: replaced
+    t.record(entry("NVIDIA H200", 4096, "512", "bf16"));
+    REQUIRE(t.entries.size() == 3);
+    t.save();
+    const TunedTable back = TunedTable::load(t.file);
+    REQUIRE(back.entries.size() == 3);
+    CHECK(back.entries[0].gpu == "NVIDIA H100"); // sorted by kernel, GPU, arch, dtype, shape
+    CHECK(back.entries[1].dtype == "bf16");
+    CHECK(back.entries[2].defines.at("GEMV_BLOCK") == "64");
+    CHECK(back.entries[2].shape.at("cols") == 4096);
+    CHECK(back.entries[2].source == "0123456789ab");
+    CHECK(back.entries[2].where.line > 1);
+    CHECK(contains(read(t.file), "defines = { GEMV_BLOCK = \"64\" }"));
+    // A table that does not exist yet is empty: what `kjit tune` starts from.
+    CHECK(TunedTable::load(dir.path() / "none.toml").entries.empty());
+}
+
+TEST_CASE("a tuned table's mistakes are errors at their file:line:col") {
+    TempDir dir;
+    const std::string one = "[[entry]]\nkernel = \"k\"\nshape = { n = 1 }\ngpu = \"G\"\narch = "
+                            "\"sm_90\"\ndefines = { B = \"1\" }\n";
+    const auto error_of = [&](const std::string& text) {
+        write_file(dir.path() / "t.toml", text);
+        try {
+            (void)TunedTable::load(dir.path() / "t.toml");
+        } catch (const ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    CHECK(contains(error_of(one + "\n" + one), "t.toml:8:1: error: a second entry for k n=1  on G "
+                                               "sm_90 (the first is at line 1)"));
+    CHECK(contains(error_of("[[bucket]]\nkernel = \"k\"\nkey = \"n\"\nrule = \"log\"\n"),
+                   "t.toml:4:8: error: unknown bucket rule 'log' (known: pow2, nearest)"));
+    CHECK(contains(error_of("[[entry]]\nkernl = \"k\"\n"),
+                   "t.toml:2:1: error: unknown key 'kernl' in [[entry]]; did you mean 'kernel'?"));
+    CHECK(contains(error_of("[[entry]]\nkernel = \"k\"\nshape = { n = 1 }\n"),
+                   "error: [[entry]] needs 'gpu'"));
+}
+
+TEST_CASE("a lookup takes the exact shape then the bucket rules on the device's GPU and arch") {
+    TunedTable t;
+    t.record(entry("NVIDIA H200", 4096, "64"));
+    t.record(entry("NVIDIA H200", 1024, "128"));
+    t.record(entry("NVIDIA H100", 4096, "256"));
+    const std::map<std::string, std::int64_t> at4096{{"rows", 4096}, {"cols", 4096}};
+    const std::map<std::string, std::int64_t> at3000{{"rows", 3000}, {"cols", 4096}};
+    CHECK(t.lookup("splitk_gemv", at4096, "", "NVIDIA H200", "sm_90").entry->defines.at(
+              "GEMV_BLOCK") == "64");
+    CHECK(t.lookup("splitk_gemv", at4096, "f32", "NVIDIA H100", "sm_90").entry->defines.at(
+              "GEMV_BLOCK") == "256");
+    CHECK(t.lookup("splitk_gemv", at4096, "", "", "sm_90").entry->gpu == "NVIDIA H200"); // first
+    CHECK_FALSE(t.lookup("splitk_gemv", at4096, "", "NVIDIA B200", "sm_100a").entry);
+    CHECK_FALSE(t.lookup("splitk_gemv", at4096, "bf16", "NVIDIA H200", "sm_90").entry);
+    CHECK_FALSE(t.lookup("splitk_gemv", at3000, "", "NVIDIA H200", "sm_90").entry); // no rule
+    t.buckets.push_back({"splitk_gemv", "rows", "pow2"});
+    const TunedMatch pow2 = t.lookup("splitk_gemv", at3000, "", "NVIDIA H200", "sm_90");
+    REQUIRE(pow2.entry);
+    CHECK(pow2.entry->defines.at("GEMV_BLOCK") == "64");
+    CHECK(pow2.how == "bucket rows pow2 3000 -> 4096");
+    t.buckets[0].rule = "nearest";
+    const std::map<std::string, std::int64_t> at1500{{"rows", 1500}, {"cols", 4096}};
+    const TunedMatch near = t.lookup("splitk_gemv", at1500, "", "NVIDIA H200", "sm_90");
+    REQUIRE(near.entry);
+    CHECK(near.how == "bucket rows nearest 1500 -> 1024");
+    CHECK(t.lookup("splitk_gemv", at3000, "", "NVIDIA H200", "sm_90").entry->shape.at("rows") ==
+          4096);
+}
+
+TEST_CASE("a shape file names its tuned table and each kernel's tuned shape") {
+    TempDir dir;
+    tuned_project(dir.path(), "");
+    const ShapeFile sf = ShapeFile::load(dir.path() / "kernels/model.toml");
+    REQUIRE(sf.tuned);
+    const KernelSpec& k = sf.kernels.front();
+    CHECK(k.tuned == sf.tuned);
+    CHECK(resolve_tuned_shape(k, sf.shape) ==
+          std::map<std::string, std::int64_t>{{"rows", 4096}, {"cols", 14336}});
+
+    const auto error_of = [&](const std::string& from, const std::string& to) {
+        std::string text = read(dir.path() / "kernels/model.toml");
+        text.replace(text.find(from), from.size(), to);
+        write_file(dir.path() / "kernels/bad.toml", text);
+        try {
+            const ShapeFile bad = ShapeFile::load(dir.path() / "kernels/bad.toml");
+            (void)resolve_tuned_shape(bad.kernels.front(), bad.shape);
+        } catch (const ConfigError& e) {
+            return e.message + " at " + std::to_string(e.line) + ":" + std::to_string(e.column);
+        }
+        return std::string("(no error)");
+    };
+    CHECK(error_of("tuned = \"../tuned.toml\"", "tuned = \"../none.toml\"") ==
+          "the tuned table " + (dir.path() / "none.toml").string() + " does not exist at 1:9");
+    CHECK(error_of("tuned = \"../tuned.toml\"\n", "") ==
+          "kernel 'splitk_gemv' is tuned, and the shape file names no tuned table: add tuned = "
+          "\"TABLE.toml\" at its top at 14:9");
+    CHECK(error_of("\"${d_model}\"", "\"${dmodel}\"") ==
+          "kernel 'splitk_gemv': tuned shape key rows names shape entry 'dmodel', which the shape "
+          "lacks; did you mean 'd_model'? at 15:9");
+    CHECK(error_of("rows = \"${d_model}\"", "rows = 1.5") ==
+          "a tuned shape value is an integer or a string such as \"${rows}\" at 15:18");
+}
+
+TEST_CASE("start-up injects the tuned defines under the spec's own and says where each came from") {
+    TempDir dir;
+    tuned_project(dir.path(), "");
+    TunedTable t;
+    t.file = dir.path() / "tuned.toml";
+    TunedEntry e = entry("NVIDIA H200", 4096, "64");
+    e.shape = {{"rows", 4096}, {"cols", 14336}};
+    e.defines = {{"GEMV_BLOCK", "64"}, {"SPLIT_K", "8"}};
+    e.source = tuned_source_hash(SourceSet::from_directory(dir.path() / "kernels"), "splitk_gemv");
+    t.record(e);
+    t.save();
+    const ShapeFile sf = ShapeFile::load(dir.path() / "kernels/model.toml");
+    EngineOptions options;
+    options.cache.use_disk = false;
+    Engine engine(nullptr, options, SourceProvider(dir.path() / "kernels"));
+    const auto rows = engine.prepare(sf.shape, sf.kernels);
+    REQUIRE(rows.size() == 2);
+    const PrepareRow& r = rows[0];
+    CHECK_FALSE(r.error);
+    // GEMV_BLOCK from the table; SPLIT_K pinned by the shape file wins over the table's 8.
+    CHECK(r.defines == "GEMV_BLOCK=64 SPLIT_K=4");
+    CHECK(contains(r.define_origins.at("GEMV_BLOCK"), "tuned: "));
+    CHECK(contains(r.define_origins.at("GEMV_BLOCK"), "tuned.toml:"));
+    CHECK(contains(r.define_origins.at("SPLIT_K"), "model.toml:14:13"));
+    CHECK(contains(r.tuned, "(exact)"));
+    CHECK_FALSE(contains(r.tuned, "recorded for source"));
+    CHECK(rows[1].tuned.empty()); // row_softmax reads no table
+
+    // Another shape with no entry and no rule: the kernel's defaults, and said so.
+    ModelShape other = sf.shape;
+    other.values["d_model"] = 1000;
+    const auto none = engine.prepare(other, sf.kernels);
+    CHECK(none[0].defines == "SPLIT_K=4");
+    CHECK(contains(none[0].tuned, "no entry in "));
+    CHECK(contains(none[0].tuned, "for splitk_gemv cols=14336,rows=1000 on any GPU sm_90: the "
+                                  "kernel's defaults"));
+}
+
+TEST_CASE("kjit audit fails on a tuned entry recorded for another source and specialize shows it") {
+    TempDir dir;
+    tuned_project(dir.path(), R"([[entry]]
+kernel = "splitk_gemv"
+shape = { rows = 4096, cols = 14336 }
+dtype = "f32"
+gpu = "NVIDIA H200"
+arch = "sm_90"
+source = "000000000000"
+defines = { GEMV_BLOCK = "64" }
+)");
+    const std::string env = "KJIT_CACHE_DIR='" + (dir.path() / "cache").string() + "'";
+    const Run audit = run_kjit_in(dir.path(), "audit", env);
+    INFO(audit.out);
+    CHECK(audit.code == 1);
+    CHECK(contains(audit.out, "tuned.toml:1:1: error: tuned entry for splitk_gemv "
+                              "cols=14336,rows=4096 on NVIDIA H200 sm_90 was recorded for source "
+                              "000000000000, and the source is "));
+    CHECK(contains(audit.out, "; tuned: 1 stale"));
+    const Run spec = run_kjit_in(dir.path(), "specialize", env);
+    INFO(spec.out);
+    CHECK(spec.code == 0);
+    CHECK(contains(spec.out, "GEMV_BLOCK=64 SPLIT_K=4"));
+    CHECK(contains(spec.out, "tuned: tuned.toml:1 (exact), recorded for source 000000000000"));
+    CHECK(contains(spec.out, "GEMV_BLOCK             tuned: tuned.toml:1"));
+}
+
+TEST_CASE("a sweep's winner is the fastest variant that passed its check") {
+    SweepSpec spec;
+    spec.file = "s.toml";
+    spec.kernel = "splitk_gemv";
+    spec.shape = {{"rows", 64}, {"cols", 256}};
+    SweepParam block;
+    block.name = "GEMV_BLOCK";
+    SweepParam rows;
+    rows.name = "ROWS_PER_LAUNCH";
+    rows.define = false;
+    spec.params = {block, rows};
+    SweepResult r;
+    r.provenance.gpu = "NVIDIA H200";
+    r.provenance.arch = "sm_90";
+    const auto row = [](std::string b, double ms, std::string check, bool base = false) {
+        SweepRow x;
+        x.variant.defines = {{"GEMV_BLOCK", std::move(b)}, {"SPLIT_K", "4"}};
+        x.variant.baseline = base;
+        x.stats.median = ms;
+        x.check = std::move(check);
+        return x;
+    };
+    r.rows = {row("256", 0.010, "IDENTICAL", true), row("64", 0.005, "DIFFERS"),
+              row("128", 0.008, "IDENTICAL")};
+    TempDir dir;
+    write_file(dir.path() / "splitk_gemv.cu", "extern \"C\" __global__ void k() {}\n");
+    const SourceSet sources = SourceSet::from_directory(dir.path());
+    const TunedEntry e = tuned_entry(spec, r, sources);
+    CHECK(e.defines == std::map<std::string, std::string>{{"GEMV_BLOCK", "128"}}); // swept only
+    CHECK(e.median_us == doctest::Approx(8));
+    CHECK(e.baseline_us == doctest::Approx(10));
+    CHECK(e.gpu == "NVIDIA H200");
+    CHECK(e.source == tuned_source_hash(sources, "splitk_gemv"));
+    for (SweepRow& x : r.rows)
+        x.check = "DIFFERS";
+    CHECK_THROWS_WITH_AS(tuned_entry(spec, r, sources),
+                         "s.toml: error: no variant passed its check: nothing to record",
+                         ConfigError);
+}
+
+} // TEST_SUITE
+
+TEST_SUITE("gpu") {
+
+TEST_CASE("kjit tune records a winner per shape and start-up on that GPU picks it") {
+    KJIT_REQUIRE_DEVICE();
+    TempDir dir;
+    tuned_project(dir.path(), "");
+    std::filesystem::remove(dir.path() / "tuned.toml");
+    write_file(dir.path() / "kjit.toml", read(dir.path() / "kjit.toml") + "tuned = \"tuned.toml\"\n");
+    // A small sweep: two blocks at two shapes.
+    std::string sweep = read(dir.path() / "sweeps/splitk_gemv.sweep.toml");
+    sweep.replace(sweep.find("SPLIT_K = [1, 2, 4, 7, 8, 14, 16]"), 33, "SPLIT_K = [1, 4]");
+    sweep.replace(sweep.find("pow2 = [64, 1024]"), 17, "pow2 = [128, 256]");
+    write_file(dir.path() / "sweeps/splitk_gemv.sweep.toml", sweep);
+    const std::string env = "KJIT_CACHE_DIR='" + (dir.path() / "cache").string() + "'";
+    const Run tune = run_kjit_in(
+        dir.path(), "tune splitk_gemv --shapes 'rows=4096,cols=14336;rows=1024,cols=4096'", env);
+    INFO(tune.out);
+    REQUIRE(tune.code == 0);
+    CHECK(contains(tune.out, "recorded in tuned.toml: splitk_gemv cols=14336,rows=4096 f32 on "));
+    const TunedTable t = TunedTable::load(dir.path() / "tuned.toml");
+    REQUIRE(t.entries.size() == 2);
+    write_file(dir.path() / "tuned.toml", read(dir.path() / "tuned.toml"));
+    const Run audit = run_kjit_in(dir.path(), "audit", env);
+    CHECK(contains(audit.out, "tuned: tuned.toml: 2 entries, 0 stale"));
+    const Run spec = run_kjit_in(dir.path(), "specialize", env);
+    INFO(spec.out);
+    CHECK(spec.code == 0);
+    CHECK(contains(spec.out, "(exact)"));
+    CHECK(contains(spec.out, "GEMV_BLOCK             tuned: tuned.toml:"));
+}
+
+} // TEST_SUITE
