@@ -221,7 +221,11 @@ class ClangRules {
             for (const Injection* inj : injs)
                 if (const auto it = inj->defines.find(m.name); it != inj->defines.end())
                     production.emplace_back(inj, it->second);
-            if (production.empty() || !guarded_default(scanned(m.pos.file), m.name, m.pos.line))
+            // A production kernel that injects no value runs the default itself (a tuned
+            // kernel on a device its table has no entry for, say): the default is production.
+            const bool default_runs = production.size() < injs.size();
+            if (production.empty() || default_runs ||
+                !guarded_default(scanned(m.pos.file), m.name, m.pos.line))
                 continue;
             const bool agrees =
                 std::any_of(production.begin(), production.end(),

@@ -111,6 +111,18 @@ TEST_SUITE("lint") {
         r = run_kjit("lint " + (kFixtures / "kj004_default_differs.cu").string());
         CHECK(r.code == 1);
         CHECK(contains(r.out, "lint: 1 file(s), 0 error(s), 1 warning(s)"));
+        // A second production kernel that injects no CHUNK runs the default (a tuned kernel on
+        // a GPU its table has no entry for): the default is a production value then.
+        kjit::test::TempDir dir;
+        std::filesystem::copy(kFixtures / "kj004_default_differs.cu", dir.path());
+        kjit::test::write_file(dir.path() / "kj004_default_differs.toml",
+                               "[[kernel]]\nname = \"chunked\"\nsource = \"kj004_default_differs\"\n"
+                               "defines = { CHUNK = 128 }\n[[kernel]]\nname = \"tuned\"\n"
+                               "source = \"kj004_default_differs\"\n");
+        r = run_kjit("lint " + (dir.path() / "kj004_default_differs.cu").string());
+        INFO(r.out);
+        CHECK(r.code == 0);
+        CHECK(contains(r.out, "lint: 1 file(s), 0 error(s), 0 warning(s)"));
     }
 
     TEST_CASE("the text rules run without libclang and the clang rules say they were skipped") {

@@ -5,7 +5,9 @@
 #include "jit/tuned_table.hpp"
 #include "runtime/engine.hpp"
 #include "tests/support.hpp"
+#include "tuning/sweep_cache.hpp"
 #include "tuning/sweep_judge.hpp"
+#include "tuning/sweep_plan.hpp"
 #include "tuning/tuned_record.hpp"
 
 #include <doctest/doctest.h>
@@ -278,6 +280,21 @@ TEST_CASE("a sweep's winner is the fastest variant that passed its check") {
     CHECK_THROWS_WITH_AS(tuned_entry(spec, r, sources),
                          "s.toml: error: no variant passed its check: nothing to record",
                          ConfigError);
+}
+
+TEST_CASE("a sweep's cached rows are keyed by the dtype and shape it runs at") {
+    // kjit tune runs one sweep file at several shapes and dtypes: no row may stand for another.
+    SweepSpec spec = SweepSpec::parse("kernel = \"rms_norm\"\n[shape]\nrows = 64\nn = 256\n"
+                                      "[sweep]\nRMS_BLOCK = [128]\n",
+                                      "s.toml");
+    const SweepVariant v = expand(spec).front();
+    const std::string f32 = sweep_row_key(spec, v, "k", "gpu", 1);
+    spec.dtype = DType::bf16;
+    const std::string bf16 = sweep_row_key(spec, v, "k", "gpu", 1);
+    spec.shape["rows"] = 128;
+    const std::string wider = sweep_row_key(spec, v, "k", "gpu", 1);
+    CHECK(f32 != bf16);
+    CHECK(bf16 != wider);
 }
 
 } // TEST_SUITE

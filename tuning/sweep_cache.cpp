@@ -26,8 +26,9 @@ std::string sweep_row_key(const SweepSpec& spec, const SweepVariant& v,
     std::string k = compile_key + "|" + v.label() + "|" + v.grid.str() + v.block.str() + "|" +
                     std::to_string(v.smem) + "|" + gpu + "|" + std::to_string(seed) + "|" +
                     std::to_string(nvrtc_version()) + "|" + spec.text + "|" +
-                    contract_text(spec.contract) + "|shape";
-    // The shape the sweep runs at: the file's, or the one `kjit tune` set over it.
+                    contract_text(spec.contract) + "|" + std::string(dtype_name(spec.dtype)) +
+                    "|shape";
+    // The dtype and shape the sweep runs at: the file's, or those `kjit tune` set over them.
     for (const auto& [key, value] : spec.shape)
         k += " " + key + "=" + std::to_string(value);
     return hash128(k).hex();
