@@ -336,6 +336,22 @@ TEST_CASE("a sweep's tolerance check names a reference variant or an absolute bo
 
 TEST_SUITE("gpu") {
 
+TEST_CASE("a local search walks the split-K space within its budget") {
+    KJIT_REQUIRE_DEVICE();
+    TempDir dir;
+    copy_example(dir.path());
+    test::write_file(dir.path() / "sweeps/splitk_gemv.sweep.toml",
+                     read(dir.path() / "sweeps/splitk_gemv.sweep.toml") +
+                         "\n[search]\nstrategy = \"local\"\nbudget = 10\nseed = 2\n");
+    const std::string env = "KJIT_CACHE_DIR='" + (dir.path() / "cache").string() + "'";
+    const Run r = run_kjit_in(dir.path(), "sweep sweeps/splitk_gemv.sweep.toml", env);
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "search local: 10 evaluated of 35 points"));
+    CHECK(contains(r.out, "sweep: 10 variants, 0 failed their check"));
+    CHECK(contains(r.out, "GEMV_BLOCK=256 SPLIT_K=4 *")); // the start: the baseline
+}
+
 TEST_CASE("the split-K sweep ranks split x block variants within tolerance of SPLIT_K = 1") {
     KJIT_REQUIRE_DEVICE();
     TempDir dir;

@@ -1,4 +1,6 @@
+#include "core/flags.hpp"
 #include "tests/support.hpp"
+#include "tuning/sweep_plan.hpp"
 #include "tuning/sweep_runner.hpp"
 
 #include <doctest/doctest.h>
@@ -232,7 +234,7 @@ RMS_WIDTH = [128, 256, 384]
 
     CHECK_THROWS_WITH_AS(SweepSpec::parse(small + "[search]\nstrategy = \"annealing\"\n", "s.toml"),
                          doctest::Contains("s.toml:10:12: error: unknown strategy 'annealing' "
-                                           "(known: exhaustive, random)"),
+                                           "(known: exhaustive, random, local)"),
                          ConfigError);
     CHECK_THROWS_WITH_AS(SweepSpec::parse(small + "[search]\nstrategy = \"random\"\n", "s.toml"),
                          doctest::Contains("s.toml:9:1: error: strategy = \"random\" needs 'budget'"),
@@ -245,6 +247,50 @@ RMS_WIDTH = [128, 256, 384]
     CHECK_THROWS_WITH_AS(expand(SweepSpec::parse(head, "s.toml")),
                          doctest::Contains("more than the 10000 an exhaustive sweep evaluates"),
                          ConfigError);
+}
+
+TEST_CASE("a local search starts at the baseline and its dry run compiles the first neighbourhood") {
+    const std::string text = R"toml(kernel = "rms_norm"
+constraints = ["RMS_WIDTH % RMS_BLOCK == 0"]
+[shape]
+rows = 64
+n = 4096
+[sweep]
+RMS_BLOCK = { pow2 = [32, 1024] }
+RMS_WIDTH = [256, 512, 1024]
+[check]
+baseline = { RMS_BLOCK = 256, RMS_WIDTH = 512 }
+[search]
+strategy = "local"
+budget = 4
+seed = 3
+)toml";
+    const SweepSpec spec = SweepSpec::parse(text, "s.toml");
+    CHECK(spec.strategy == SweepSpec::Strategy::local);
+    SweepPoints points(spec);
+    // RMS_BLOCK (6 values) x RMS_WIDTH (3 values), the last fastest: 256 x 512 is 3 * 3 + 1.
+    const auto base = points.index_of({{"RMS_BLOCK", 256}, {"RMS_WIDTH", 512}});
+    REQUIRE(base);
+    CHECK(*base == 10);
+    CHECK(points.neighbours(*base) == std::vector<std::uint64_t>{7, 9, 11, 13});
+    CHECK(points.neighbours(0) == std::vector<std::uint64_t>{1, 3}); // a corner: two
+    CHECK_FALSE(points.index_of({{"RMS_BLOCK", 100}, {"RMS_WIDTH", 512}}));
+    CHECK(points.at(10)->label() == "RMS_BLOCK=256 RMS_WIDTH=512");
+    CHECK_FALSE(points.at(12)); // RMS_BLOCK=512 RMS_WIDTH=256: the constraint drops it
+    CHECK(points.rejected() == 1);
+    // expand() gives the start; the dry run adds the valid neighbours, the budget allowing.
+    const auto start = expand(spec);
+    REQUIRE(start.size() == 1);
+    CHECK(start[0].baseline);
+    SweepOptions o;
+    o.dry_run = true;
+    o.sources = choose_sources(KJIT_SOURCE_DIR "/kernel_src", builtin_flags().resolve(), nullptr);
+    const SweepResult r = run_sweep(spec, o);
+    CHECK(r.rows.size() == 4); // the budget: the start and 3 of its 4 neighbours
+    CHECK(r.rows[0].variant.baseline);
+    CHECK(contains(r.search, "local: 4 evaluated of 18 points"));
+    for (const SweepRow& row : r.rows)
+        CHECK(row.error.empty());
 }
 
 TEST_CASE("a contract's precondition drops variants and is named when none is left") {

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -140,6 +141,21 @@ CompileProgress progress_line(const std::string& what) {
         return {};
     return [what](std::size_t done, std::size_t total, const std::string& kernel) {
         std::fprintf(stderr, "\r\033[K%s [%zu/%zu] %s", what.c_str(), done, total, kernel.c_str());
+        if (done == total)
+            std::fprintf(stderr, "\r\033[K");
+        std::fflush(stderr);
+    };
+}
+
+std::function<void(std::size_t, std::size_t)> measure_progress() {
+    if (!::isatty(STDERR_FILENO))
+        return {};
+    const auto start = std::chrono::steady_clock::now();
+    return [start](std::size_t done, std::size_t total) {
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const double left = done ? s / static_cast<double>(done) * static_cast<double>(total - done) : 0;
+        std::fprintf(stderr, "\r\033[Kmeasuring [%zu/%zu], about %.0f s left", done, total, left);
         if (done == total)
             std::fprintf(stderr, "\r\033[K");
         std::fflush(stderr);

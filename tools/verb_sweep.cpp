@@ -53,6 +53,7 @@ int run_sweep_file(const SweepArgs& args, const std::string& file) {
     o.arch = args.arch;
     o.seed = args.seed;
     o.progress = progress_line("compiling");
+    o.measured = measure_progress();
     if (!o.dry_run)
         o.devices = parse_devices(args.devices);
     const SweepResult r = run_sweep(spec, o);

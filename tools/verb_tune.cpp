@@ -90,6 +90,7 @@ int run_tune(const TuneArgs& args) {
     o.seed = args.seed;
     o.devices = {args.device};
     o.progress = progress_line("compiling");
+    o.measured = measure_progress();
     const SourceSet sources = o.sources->load();
     std::printf("kjit tune %s: %zu shape(s) with %s into %s\n", args.kernel.c_str(), shapes.size(),
                 spec.file.c_str(), display_path(table).c_str());

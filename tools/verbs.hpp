@@ -92,6 +92,9 @@ struct CacheOptions {
 
 /// Draws "[done/total] what" on one terminal line; prints nothing when stderr is no terminal.
 CompileProgress progress_line(const std::string& what);
+/// Draws "measuring [done/total], about N s left" on one terminal line as variants are timed;
+/// an empty function when stderr is no terminal.
+std::function<void(std::size_t, std::size_t)> measure_progress();
 
 /// A binary whose embedded sources `kjit fresh` compares, and where the project file names it.
 struct FreshBinary {

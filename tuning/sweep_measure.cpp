@@ -16,8 +16,11 @@ SweepMeasure::SweepMeasure(const SweepSpec& spec, const std::vector<SweepVariant
                            const SweepVariant* reference,
                            std::span<const Function* const> reference_functions)
     : spec_(spec), device_(device) {
-    const auto base = std::find_if(variants.begin(), variants.end(),
-                                   [](const SweepVariant& v) { return v.baseline; });
+    // The baseline, else the first (a local search's later batches hold no baseline).
+    auto base = std::find_if(variants.begin(), variants.end(),
+                             [](const SweepVariant& v) { return v.baseline; });
+    if (base == variants.end())
+        base = variants.begin();
     // Every variant plans the same buffers; their sizes may depend on its values.
     std::vector<CasePlan> plans{base->plan};
     for (const SweepVariant& v : variants)

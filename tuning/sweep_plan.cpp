@@ -14,9 +14,104 @@ std::string SweepVariant::label() const {
     return s;
 }
 
-namespace {
 
-/// splitmix64: the random search's draws, the same for the same seed on every machine.
+SweepPoints::SweepPoints(const SweepSpec& spec)
+    : spec_(spec), space_(spec.params), planner_([&] {
+          try {
+              return ContractPlanner(spec.contract);
+          } catch (const ConfigError& e) {
+              throw ConfigError(e.message, spec.file);
+          }
+      }()) {
+    if (spec.params.empty())
+        throw ConfigError("the sweep sweeps nothing", spec.file);
+    for (const auto& [k, v] : spec.shape)
+        shape_[k] = v;
+}
+
+std::optional<SweepVariant> SweepPoints::at(std::uint64_t index) {
+    SweepVariant v;
+    LaunchValues swept_launch;
+    v.defines = spec_.defines;
+    v.params = space_.point(index);
+    for (const SweepParam& param : spec_.params) {
+        const long long value = v.params.at(param.name);
+        if (param.define)
+            v.defines[param.name] = std::to_string(value);
+        else
+            swept_launch[param.name] = value;
+    }
+    try {
+        // Constraints first: a rejected combination is never planned.
+        Scope s = spec_.scope(v.params);
+        for (const auto& [k, value] :
+             planner_.launch_values(shape_, spec_.dtype, v.defines, swept_launch))
+            s[k] = static_cast<double>(value);
+        for (const auto& c : spec_.constraints)
+            if (c.eval(s) == 0.0) {
+                ++rejected_;
+                return std::nullopt;
+            }
+        v.plan = planner_.plan(shape_, spec_.dtype, v.defines, swept_launch);
+    } catch (const PreconditionError& e) {
+        ++rejected_;
+        if (first_precondition_.empty())
+            first_precondition_ = e.message;
+        return std::nullopt;
+    } catch (const ConfigError& e) {
+        throw ConfigError(e.message, e.file.empty() ? spec_.file : e.file, e.line, e.column);
+    }
+    v.defines = v.plan.defines;
+    v.launch = v.plan.launch;
+    const StepPlan& main = v.plan.main_launch();
+    v.grid = main.grid;
+    v.block = main.block;
+    v.smem = main.smem;
+    return v;
+}
+
+std::optional<std::uint64_t> SweepPoints::index_of(const std::map<std::string, long long>& values) const {
+    std::uint64_t index = 0;
+    for (const SweepParam& p : spec_.params) {
+        const auto want = values.find(p.name);
+        if (want == values.end())
+            return std::nullopt;
+        std::uint64_t k = 0;
+        while (k < p.size() && p.value(k) != want->second)
+            ++k;
+        if (k == p.size())
+            return std::nullopt;
+        index = index * p.size() + k;
+    }
+    return index;
+}
+
+std::vector<std::uint64_t> SweepPoints::neighbours(std::uint64_t index) const {
+    // The digits of `index` in the mixed radix of the parameters' sizes, last fastest.
+    std::vector<std::uint64_t> digit(spec_.params.size());
+    std::uint64_t rest = index;
+    for (std::size_t p = spec_.params.size(); p-- > 0;) {
+        digit[p] = rest % spec_.params[p].size();
+        rest /= spec_.params[p].size();
+    }
+    std::vector<std::uint64_t> out;
+    std::uint64_t stride = 1;
+    for (std::size_t p = spec_.params.size(); p-- > 0;) {
+        if (digit[p] > 0)
+            out.push_back(index - stride);
+        if (digit[p] + 1 < spec_.params[p].size())
+            out.push_back(index + stride);
+        stride *= spec_.params[p].size();
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::string SweepPoints::none_left() const {
+    return "no variant satisfies the constraints (" + std::to_string(rejected_) + " rejected" +
+           (first_precondition_.empty() ? "" : "; " + first_precondition_) + ")";
+}
+
 std::uint64_t next_random(std::uint64_t& state) {
     std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -24,7 +119,6 @@ std::uint64_t next_random(std::uint64_t& state) {
     return z ^ (z >> 31);
 }
 
-/// A draw in [0, n) without modulo bias.
 std::uint64_t draw_below(std::uint64_t& state, std::uint64_t n) {
     const std::uint64_t limit = ~std::uint64_t{0} - (~std::uint64_t{0} % n);
     for (;;)
@@ -32,13 +126,10 @@ std::uint64_t draw_below(std::uint64_t& state, std::uint64_t n) {
             return r % n;
 }
 
-} // namespace
-
 std::vector<SweepVariant> expand(const SweepSpec& spec, std::size_t* rejected,
                                  std::optional<std::uint64_t> cap) {
-    if (spec.params.empty())
-        throw ConfigError("the sweep sweeps nothing", spec.file);
-    const SweepSpace space(spec.params);
+    SweepPoints points(spec);
+    const SweepSpace& space = points.space();
     const SweepParam* widest = &spec.params.front();
     for (const SweepParam& p : spec.params)
         if (p.size() > widest->size())
@@ -59,60 +150,7 @@ std::vector<SweepVariant> expand(const SweepSpec& spec, std::size_t* rejected,
         throw at_widest("the sweep's space has " + space.describe() +
                         ": too many to draw from; narrow the ranges");
     }
-    const std::uint64_t points = *space.size();
-    const ContractPlanner planner = [&] {
-        try {
-            return ContractPlanner(spec.contract);
-        } catch (const ConfigError& e) {
-            throw ConfigError(e.message, spec.file);
-        }
-    }();
-    ShapeValues shape;
-    for (const auto& [k, v] : spec.shape)
-        shape[k] = v;
-    std::size_t dropped = 0;
-    std::string first_precondition;
-    // Point i planned, or nullopt when a constraint or a precondition drops it.
-    const auto variant_at = [&](std::uint64_t i) -> std::optional<SweepVariant> {
-        SweepVariant v;
-        LaunchValues swept_launch;
-        v.defines = spec.defines;
-        v.params = space.point(i);
-        for (const SweepParam& param : spec.params) {
-            const long long value = v.params.at(param.name);
-            if (param.define)
-                v.defines[param.name] = std::to_string(value);
-            else
-                swept_launch[param.name] = value;
-        }
-        try {
-            // Constraints first: a rejected combination is never planned.
-            Scope s = spec.scope(v.params);
-            for (const auto& [k, value] :
-                 planner.launch_values(shape, spec.dtype, v.defines, swept_launch))
-                s[k] = static_cast<double>(value);
-            for (const auto& c : spec.constraints)
-                if (c.eval(s) == 0.0) {
-                    ++dropped;
-                    return std::nullopt;
-                }
-            v.plan = planner.plan(shape, spec.dtype, v.defines, swept_launch);
-        } catch (const PreconditionError& e) {
-            ++dropped;
-            if (first_precondition.empty())
-                first_precondition = e.message;
-            return std::nullopt;
-        } catch (const ConfigError& e) {
-            throw ConfigError(e.message, e.file.empty() ? spec.file : e.file, e.line, e.column);
-        }
-        v.defines = v.plan.defines;
-        v.launch = v.plan.launch;
-        const StepPlan& main = v.plan.main_launch();
-        v.grid = main.grid;
-        v.block = main.block;
-        v.smem = main.smem;
-        return v;
-    };
+    const std::uint64_t size = *space.size();
     const auto is_baseline = [&](const SweepVariant& v) {
         return std::all_of(spec.baseline.begin(), spec.baseline.end(),
                            [&](const auto& kv) { return v.params.at(kv.first) == kv.second; });
@@ -120,54 +158,45 @@ std::vector<SweepVariant> expand(const SweepSpec& spec, std::size_t* rejected,
 
     std::vector<SweepVariant> out;
     if (exhaustive) {
-        for (std::uint64_t i = 0; i < points; ++i)
-            if (auto v = variant_at(i))
+        for (std::uint64_t i = 0; i < size; ++i)
+            if (auto v = points.at(i))
                 out.push_back(std::move(*v));
     } else {
-        // `budget` distinct valid points, drawn without expanding the space: the named
+        // Random: `budget` distinct valid points, drawn without expanding the space: the named
         // baseline first (it counts), then uniform draws, each point at most once. Draws stop
-        // when every point was drawn or 1000 draws per wanted variant found none.
+        // when every point was drawn or 1000 draws per wanted variant found none. Local: its
+        // start, the baseline or the first valid draw.
+        const std::uint64_t wanted =
+            spec.strategy == SweepSpec::Strategy::local ? 1 : spec.budget;
         std::unordered_set<std::uint64_t> drawn;
         if (!spec.baseline.empty()) {
-            std::uint64_t index = 0;
-            for (const SweepParam& p : spec.params) {
-                std::uint64_t k = 0;
-                while (k < p.size() && p.value(k) != spec.baseline.at(p.name))
-                    ++k;
-                if (k == p.size())
-                    throw ConfigError("the baseline variant is not a point of the space",
-                                      spec.file);
-                index = index * p.size() + k;
-            }
-            drawn.insert(index);
-            auto v = variant_at(index);
+            const auto index = points.index_of(spec.baseline);
+            if (!index)
+                throw ConfigError("the baseline variant is not a point of the space", spec.file);
+            drawn.insert(*index);
+            auto v = points.at(*index);
             if (!v)
-                throw ConfigError("the baseline variant does not satisfy the constraints" +
-                                      (first_precondition.empty() ? std::string()
-                                                                  : " (" + first_precondition + ")"),
+                throw ConfigError("the baseline variant does not satisfy the constraints (" +
+                                      points.none_left() + ")",
                                   spec.file);
             out.push_back(std::move(*v));
         }
         std::uint64_t state = spec.seed;
         std::uint64_t misses = 0;
-        while (out.size() < spec.budget && drawn.size() < points &&
-               misses < 1000 * spec.budget) {
-            const std::uint64_t i = draw_below(state, points);
+        while (out.size() < wanted && drawn.size() < size && misses < 1000 * wanted) {
+            const std::uint64_t i = draw_below(state, size);
             if (!drawn.insert(i).second)
                 continue;
-            if (auto v = variant_at(i))
+            if (auto v = points.at(i))
                 out.push_back(std::move(*v));
             else
                 ++misses;
         }
     }
     if (rejected)
-        *rejected = dropped;
+        *rejected = points.rejected();
     if (out.empty())
-        throw ConfigError("no variant satisfies the constraints (" + std::to_string(dropped) +
-                              " rejected" +
-                              (first_precondition.empty() ? "" : "; " + first_precondition) + ")",
-                          spec.file);
+        throw ConfigError(points.none_left(), spec.file);
     // The baseline: the variant the [check] table names, else the first.
     std::size_t base = 0;
     if (!spec.baseline.empty()) {

@@ -16,6 +16,7 @@
 #include <regex>
 #include <set>
 #include <thread>
+#include <unordered_set>
 
 namespace kjit {
 
@@ -105,19 +106,14 @@ void check_launches(const SweepSpec& spec, const std::vector<SweepVariant>& vari
 
 } // namespace
 
-SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
-    const auto start = std::chrono::steady_clock::now();
-    const auto elapsed_ms = [&] {
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count();
-    };
+namespace {
+
+/// Compiles, runs, checks and times `variants` (not judged: judge_sweep does that over every
+/// row); `baseline` is what a reference variant is made from. A dry run compiles and checks the
+/// launches only.
+SweepResult run_variants(const SweepSpec& spec, const SweepOptions& options,
+                         const std::vector<SweepVariant>& variants, const SweepVariant& baseline) {
     SweepResult result;
-    const std::vector<SweepVariant> variants = expand(spec, &result.rejected);
-    const SweepSpace space(spec.params);
-    result.search = spec.strategy == SweepSpec::Strategy::random
-                        ? "random: " + std::to_string(variants.size()) + " of " + space.describe() +
-                              ", seed " + std::to_string(spec.seed)
-                        : "exhaustive: " + space.describe();
     SourceProvider provider =
         options.sources ? options.sources->provider() : default_sources().provider();
     const auto sources = provider.current();
@@ -141,9 +137,7 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     std::optional<SweepVariant> reference;
     std::optional<KernelSpec> reference_spec;
     if (uses_reference_variant(spec)) {
-        reference = reference_variant(
-            spec, *std::find_if(variants.begin(), variants.end(),
-                                [](const SweepVariant& v) { return v.baseline; }));
+        reference = reference_variant(spec, baseline);
         reference_spec = KernelSpec{spec.kernel + "[reference " + reference->label() + "]",
                                     spec.kernel, reference->defines, ""};
     }
@@ -185,12 +179,12 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
                 result.rows[i].error = e.what();
             }
         }
-        result.wall_ms = elapsed_ms();
         return result;
     }
 
     // One worker per device; variant i runs on device i % n, the baseline first.
     std::mutex result_mutex;
+    std::size_t measured = 0, total_to_measure = 0; // under result_mutex
     const std::size_t base = static_cast<std::size_t>(
         std::find_if(variants.begin(), variants.end(), [](const auto& v) { return v.baseline; }) -
         variants.begin());
@@ -233,6 +227,10 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
             }
             if (reference_spec && !prepared_rows.empty())
                 to_prepare.push_back(*reference_spec);
+            {
+                std::lock_guard lock(result_mutex);
+                total_to_measure += prepared_rows.size();
+            }
             const auto prep = engine.prepare({}, to_prepare, options.progress);
             const Ceilings ceilings = measure_ceilings(device);
             {
@@ -272,6 +270,10 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
                 } catch (const std::exception& e) {
                     row.error = e.what();
                 }
+                if (options.measured) {
+                    std::lock_guard lock(result_mutex);
+                    options.measured(++measured, total_to_measure);
+                }
             }
         } catch (...) {
             std::lock_guard lock(result_mutex);
@@ -289,8 +291,117 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     }
     if (failure)
         std::rethrow_exception(failure);
-    judge_sweep(spec, result);
-    result.wall_ms = elapsed_ms();
+    return result;
+}
+
+/// Appends `batch`'s rows to `into` (provenance and copy bandwidth from the latest batch).
+void append_rows(SweepResult& into, SweepResult&& batch) {
+    for (SweepRow& row : batch.rows)
+        into.rows.push_back(std::move(row));
+    into.provenance = batch.provenance;
+    into.copy_gbps = batch.copy_gbps;
+}
+
+/// The local search: from the start (the named baseline, else a random valid point), measure
+/// every unevaluated valid neighbour of the fastest point that passed its check; move there
+/// while one is faster; at a local minimum restart from a random unevaluated valid point; stop
+/// after `budget` evaluations or when no valid point is left. A dry run compiles the start and
+/// its neighbours: the path depends on the timings.
+SweepResult run_local_search(const SweepSpec& spec, const SweepOptions& options) {
+    SweepPoints points(spec);
+    std::vector<SweepVariant> start = expand(spec);
+    const SweepVariant baseline = start.front();
+    const std::uint64_t size = *points.space().size();
+    std::unordered_set<std::uint64_t> seen; // points planned: evaluated or dropped
+    seen.insert(*points.index_of(baseline.params));
+    SweepResult result = run_variants(spec, options, start, baseline);
+    std::uint64_t current = *points.index_of(baseline.params);
+    std::map<std::uint64_t, std::size_t> row_of{{current, 0}};
+    // A point the path may move to: it ran and passed its check (judged after each batch).
+    const auto passed = [&](std::size_t row) { return row_passed(result.rows[row]); };
+    std::uint64_t state = spec.seed ^ 0x6C6F63616CULL; // "local": not the random search's draws
+    while (result.rows.size() < spec.budget && seen.size() < size) {
+        std::vector<SweepVariant> batch;
+        std::vector<std::uint64_t> batch_index;
+        for (std::uint64_t n : points.neighbours(current)) {
+            if (result.rows.size() + batch.size() >= spec.budget)
+                break;
+            if (!seen.insert(n).second)
+                continue;
+            if (auto v = points.at(n)) {
+                batch.push_back(std::move(*v));
+                batch_index.push_back(n);
+            }
+        }
+        bool moved = false;
+        if (!batch.empty()) {
+            append_rows(result, run_variants(spec, options, batch, baseline));
+            if (options.dry_run)
+                break;
+            judge_sweep(spec, result);
+            const std::size_t first = result.rows.size() - batch.size();
+            for (std::size_t i = 0; i < batch.size(); ++i) {
+                row_of[batch_index[i]] = first + i;
+                const std::size_t cur = row_of.at(current);
+                if (passed(first + i) &&
+                    (!passed(cur) ||
+                     result.rows[first + i].stats.median < result.rows[cur].stats.median)) {
+                    current = batch_index[i];
+                    moved = true;
+                }
+            }
+        }
+        if (moved || options.dry_run)
+            continue;
+        // A local minimum: restart from a random valid point not seen yet.
+        bool restarted = false;
+        for (std::uint64_t tries = 0; tries < 1000 * spec.budget && seen.size() < size; ++tries) {
+            const std::uint64_t i = draw_below(state, size);
+            if (!seen.insert(i).second)
+                continue;
+            if (auto v = points.at(i)) {
+                append_rows(result, run_variants(spec, options, {std::move(*v)}, baseline));
+                judge_sweep(spec, result);
+                row_of[i] = result.rows.size() - 1;
+                current = i;
+                restarted = true;
+                break;
+            }
+        }
+        if (!restarted)
+            break;
+    }
+    result.rejected = points.rejected();
+    return result;
+}
+
+} // namespace
+
+SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
+    const auto start = std::chrono::steady_clock::now();
+    const SweepSpace space(spec.params);
+    SweepResult result;
+    if (spec.strategy == SweepSpec::Strategy::local) {
+        result = run_local_search(spec, options);
+        result.search = "local: " + std::to_string(result.rows.size()) + " evaluated of " +
+                        space.describe() + ", budget " + std::to_string(spec.budget) + ", seed " +
+                        std::to_string(spec.seed);
+    } else {
+        std::size_t rejected = 0;
+        const std::vector<SweepVariant> variants = expand(spec, &rejected);
+        const SweepVariant& baseline = *std::find_if(
+            variants.begin(), variants.end(), [](const SweepVariant& v) { return v.baseline; });
+        result = run_variants(spec, options, variants, baseline);
+        result.rejected = rejected;
+        result.search = spec.strategy == SweepSpec::Strategy::random
+                            ? "random: " + std::to_string(variants.size()) + " of " +
+                                  space.describe() + ", seed " + std::to_string(spec.seed)
+                            : "exhaustive: " + space.describe();
+    }
+    if (!options.dry_run)
+        judge_sweep(spec, result);
+    result.wall_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return result;
 }
 

@@ -6,6 +6,7 @@
 #include "tuning/sweep_spec.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@ struct SweepOptions {
     std::vector<int> devices{0}; ///< GPUs to spread the variants over, one worker each
     std::uint64_t seed = 1;      ///< input generator seed
     CompileProgress progress;
+    /// Called after each variant is run and timed: (done, total) over the variants the results
+    /// cache did not hold, under a lock (the device workers call it in turn); empty: nothing.
+    std::function<void(std::size_t done, std::size_t total)> measured;
     /// Where the kernel sources come from; empty: default_sources() (KJIT_KERNEL_DIR, the
     /// project file found from the working directory, the embedded copies).
     std::optional<SourceChoice> sources;

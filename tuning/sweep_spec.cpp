@@ -185,13 +185,15 @@ void read_search(const TomlNode& n, SweepSpec& spec) {
         spec.strategy = SweepSpec::Strategy::exhaustive;
     else if (name == "random")
         spec.strategy = SweepSpec::Strategy::random;
+    else if (name == "local")
+        spec.strategy = SweepSpec::Strategy::local;
     else
-        strategy->fail("unknown strategy '" + name + "' (known: exhaustive, random)");
+        strategy->fail("unknown strategy '" + name + "' (known: exhaustive, random, local)");
     const auto budget = t.get("budget");
     if (spec.strategy == SweepSpec::Strategy::exhaustive) {
         if (budget)
             budget->fail("an exhaustive search evaluates every point: 'budget' is for "
-                         "strategy = \"random\"");
+                         "strategy = \"random\" or \"local\"");
     } else {
         if (!budget)
             n.fail("strategy = \"" + name + "\" needs 'budget' (the variants it evaluates)");

@@ -36,10 +36,12 @@ struct SweepSpec {
     std::map<std::string, long long> baseline; ///< parameter values of the baseline variant
     /// [search]: how the space is explored. exhaustive: every point (at most the variant
     /// cap); random: `budget` distinct valid points drawn with `seed`, the space never
-    /// expanded.
-    enum class Strategy { exhaustive, random } strategy = Strategy::exhaustive;
-    std::uint64_t budget = 0; ///< random: the variants evaluated
-    std::uint64_t seed = 1;   ///< random: the draws
+    /// expanded; local: a greedy descent that evaluates every unevaluated neighbour (one value
+    /// step in one parameter) of the fastest point so far and moves while one is faster,
+    /// restarting from a random point at a local minimum, `budget` evaluations in all.
+    enum class Strategy { exhaustive, random, local } strategy = Strategy::exhaustive;
+    std::uint64_t budget = 0; ///< random and local: the variants evaluated
+    std::uint64_t seed = 1;   ///< random and local: the draws
     int warmup = 3, reps = 20;
     bool flush_l2 = false;
     bool graph = false; ///< time each repetition as a CUDA graph launch (tiny kernels)
