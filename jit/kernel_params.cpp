@@ -186,6 +186,7 @@ std::vector<EntryParams> parse_ptx_entries(std::string_view ptx_text) {
             if (at == std::string_view::npos)
                 continue;
             unsigned long long threads = 1;
+            int dims = 0;
             std::string_view rest = directives.substr(at + std::string_view(name).size());
             for (int dim = 0; dim < 3; ++dim) {
                 rest = trim(rest);
@@ -196,13 +197,15 @@ std::vector<EntryParams> parse_ptx_entries(std::string_view ptx_text) {
                 if (digits == 0 || !parse_size(rest.substr(0, digits), n))
                     break;
                 threads *= n;
+                ++dims;
                 rest.remove_prefix(digits);
                 rest = trim(rest);
                 if (rest.empty() || rest[0] != ',')
                     break;
                 rest.remove_prefix(1);
             }
-            if (threads > 0 && threads <= 1024)
+            // No number read: a form this reader does not know; no bound rather than a wrong one.
+            if (dims > 0 && threads > 0 && threads <= 1024)
                 e.max_threads = static_cast<unsigned>(threads);
             break;
         }

@@ -255,13 +255,16 @@ void check_contract_structure(const KernelContract& c) {
     if (!c.reference.empty() && !c.reference_defines.empty())
         fail(c, "a float64 reference and reference defines exclude each other: one is what "
                 "`kjit check` compares with");
-    for (const auto& [k, v] : c.reference_defines)
+    for (const auto& [k, v] : c.reference_defines) {
         try {
             Defines probe;
             add_define(probe, k + "=" + v);
         } catch (const ConfigError& e) {
             fail(c, "reference defines: " + e.message);
         }
+        if (!c.defines.contains(k))
+            fail(c, "reference define " + k + " is none of the contract's defines");
+    }
     if (!c.check_shapes.empty() && c.reference.empty() && c.reference_defines.empty())
         fail(c, "check shapes need a float64 reference or reference defines to compare with");
     for (const CheckShape& cs : c.check_shapes)

@@ -1,6 +1,7 @@
 #include "kernels/contract_toml.hpp"
 
 #include "core/error.hpp"
+#include "core/names.hpp"
 #include "jit/compile_options.hpp"
 #include "kernels/plan.hpp"
 #include "kernels/registry.hpp"
@@ -384,8 +385,18 @@ KernelContract read_contract(const TomlDocument& doc) {
                     "); without one, name 'reference_defines' to compare with");
         }
     }
-    if (const auto n = root.get("reference_defines"))
+    if (const auto n = root.get("reference_defines")) {
         c.reference_defines = defines_table(*n, "reference_defines");
+        std::vector<std::string> known;
+        for (const auto& [k, _] : c.defines)
+            known.push_back(k);
+        for (const TomlEntry& e : n->table("reference_defines").entries())
+            if (!c.defines.contains(e.key))
+                throw ConfigError("reference define " + e.key +
+                                      " is none of the contract's [defines]" +
+                                      did_you_mean(nearest(e.key, known)),
+                                  e.key_where);
+    }
 
     // The structure and every expression, at the place a mistake is written where it can be
     // told; then the shapes, each planned at its table.

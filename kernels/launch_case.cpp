@@ -103,7 +103,15 @@ std::vector<HostBuffer> run_case_once(const CasePlan& plan,
     stream.synchronize();
     if (launched)
         *launched = config;
-    return buffers.download();
+    // Buffers may be larger than this plan sizes them (they serve several plans): each output
+    // as this plan has it.
+    std::vector<HostBuffer> outs = buffers.download();
+    for (std::size_t o = 0; o < outs.size(); ++o) {
+        const BufferSpec& spec = plan.buffers[plan.outputs[o]];
+        outs[o].count = spec.count;
+        outs[o].bytes.resize(spec.bytes());
+    }
+    return outs;
 }
 
 } // namespace kjit

@@ -29,8 +29,8 @@ LaunchConfig enqueue_case(const CasePlan& plan, std::span<const Function* const>
                           std::span<const CUdeviceptr> buffers, CUstream stream);
 
 /// Fills the outputs with the canary, runs the pipeline once on input set 0 on a stream of its
-/// own, waits, and returns every output; `launched`, when given, receives the last launch's
-/// configuration.
+/// own, waits, and returns every output as `plan` sizes it (`buffers` may be larger: they may
+/// serve several plans); `launched`, when given, receives the last launch's configuration.
 std::vector<HostBuffer> run_case_once(const CasePlan& plan,
                                       std::span<const Function* const> functions,
                                       CaseBuffers& buffers, LaunchConfig* launched = nullptr);

@@ -81,9 +81,15 @@ std::string Engine::apply_tuned(const SourceSet& sources, const std::string& sou
                (spec.tuned_dtype.empty() ? "" : " " + spec.tuned_dtype) + " on " +
                (gpu.empty() ? "any GPU" : gpu) + " " + arch_ + ": the kernel's defaults";
     const std::string where = table + ":" + std::to_string(m.entry->where.line);
-    // The spec's own defines (production caps, a pinned knob) win over the table's.
+    // An entry is the configuration that was measured: all of it or none. A define the spec
+    // sets itself (a production cap, a pinned knob) to another value makes it a configuration
+    // nobody timed: the entry is not used, and the lookup says why.
     for (const auto& [name, value] : m.entry->defines)
-        if (!spec.defines.contains(name)) {
+        if (const auto own = defines.find(name); own != defines.end() && own->second != value)
+            return where + " (" + m.how + ") not used: the spec sets " + name + "=" +
+                   own->second + " and the entry was measured with " + name + "=" + value;
+    for (const auto& [name, value] : m.entry->defines)
+        if (!defines.contains(name)) {
             defines[name] = value;
             origins[name] = "tuned: " + where;
         }
@@ -170,7 +176,15 @@ std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
             row.error = s.error;
             continue;
         }
-        row.compiled = std::make_shared<const CompiledKernel>(std::move(*s.compiled));
+        // What a dry run reads of the compile, without its CUBIN (a 10,000-variant sweep).
+        auto slim = std::make_shared<CompiledKernel>();
+        slim->kernel = s.compiled->kernel;
+        slim->path = s.compiled->path;
+        slim->source_hash = s.compiled->source_hash;
+        slim->compile_ms = s.compiled->compile_ms;
+        slim->entries = s.compiled->entries;
+        slim->lowered_names = s.compiled->lowered_names;
+        row.compiled = std::move(slim);
         row.compile_ms = row.compiled->compile_ms;
         row.origin = s.origin == Origin::disk     ? Prepared::disk
                      : s.origin == Origin::remote ? Prepared::remote
@@ -179,7 +193,7 @@ std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
             continue;
         try {
             const auto start = std::chrono::steady_clock::now();
-            Module module = Module::load(*context_, row.compiled->cubin, row.name);
+            Module module = Module::load(*context_, s.compiled->cubin, row.name);
             std::unordered_map<std::string, Function, StringHash, std::equal_to<>> functions;
             for (Function& f : module.functions()) {
                 if (const EntryParams* e = row.compiled->entry(f.name()))

@@ -42,9 +42,9 @@ struct PrepareRow {
     /// What the tuned-table lookup did: "" (the spec reads none), "tuned.toml:42 (exact)", or
     /// "no entry for rms_norm rows=..,n=.. on GPU sm_90: the kernel's defaults".
     std::string tuned;
-    /// What was compiled or read from a cache (entry points with their parameter types and
-    /// launch bounds, lowered names): a dry run checks launches against it without a GPU.
-    /// Null for a memory hit or a failure.
+    /// What was compiled or read from a cache, without its CUBIN (entry points with their
+    /// parameter types and launch bounds, lowered names): a dry run checks launches against it
+    /// without a GPU. Null for a memory hit or a failure.
     std::shared_ptr<const CompiledKernel> compiled;
     std::exception_ptr error;
 };
@@ -114,8 +114,9 @@ class Engine {
     void check_defines_read(const SourceSet& sources, const std::string& source,
                             const KernelSpec& spec,
                             const std::map<std::string, std::string>& defines) const;
-    /// Injects the tuned table's entry for `spec` on this engine's device (under the spec's own
-    /// defines) and notes each define's origin; what the lookup did (PrepareRow::tuned).
+    /// Injects the tuned table's entry for `spec` on this engine's device (all of it, or none
+    /// when the spec sets one of its defines to another value) and notes each define's origin;
+    /// what the lookup did (PrepareRow::tuned).
     std::string apply_tuned(const SourceSet& sources, const std::string& source,
                             const KernelSpec& spec, const ModelShape& shape,
                             std::map<std::string, std::string>& defines,

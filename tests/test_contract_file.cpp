@@ -170,6 +170,9 @@ TEST_CASE("every mistake in a contract file is reported at its file:line:col") {
          "[[step]]\nfrom = \"w\"\nto = \"x\"\n[[step]]\nentry = \"splitk_partial\"",
          "c.toml:9:15: bench_shape: splitk_gemv: step 1 copies w (234881024 bytes) into x"},
         {"name = \"splitk_gemv\"", "nme = \"splitk_gemv\"", "c.toml:4:1: unknown key 'nme'"},
+        {"reference_defines = { SPLIT_K = 1 }", "reference_defines = { SPLITK = 1 }",
+         "c.toml:13:23: reference define SPLITK is none of the contract's [defines]; did you "
+         "mean SPLIT_K?"},
         {"entry = \"splitk_reduce\"", "entry = \"splitk_reduce\"\nmain = true",
          "c.toml:65:8: another step is marked main already"},
         {"bench_shape = { rows = 4096, cols = 14336 }", "bench_shape = \"rows=4096,cols=14336\"",
@@ -315,6 +318,13 @@ TEST_CASE("a sweep's tolerance check names a reference variant or an absolute bo
         doctest::Contains("s.toml:9:23: error: reference_variant names 'SPLITK', which is no "
                           "define or launch parameter of splitk_gemv; did you mean SPLIT_K?"),
         ConfigError);
+    // What only a tolerance check reads is refused in another mode: it would be ignored.
+    const std::string digest = "kernel = \"splitk_gemv\"\n[shape]\nrows = 64\ncols = 256\n"
+                               "[sweep]\nSPLIT_K = [2, 4]\n[check]\nmode = \"digest\"\n";
+    CHECK_THROWS_WITH_AS(SweepSpec::parse(digest + "atol = 1e-4\n", "s.toml"),
+                         doctest::Contains("s.toml:9:8: error: 'atol' is for mode = "
+                                           "\"tolerance\"; this check is \"digest\""),
+                         ConfigError);
     CHECK_THROWS_WITH_AS(SweepSpec::parse(head + "atol = -1.0\n", "s.toml"),
                          doctest::Contains("s.toml:9:8: error: 'atol' must be a finite number"),
                          ConfigError);

@@ -214,6 +214,27 @@ ROWS_PER_LAUNCH = { min = 1, max = 1000000000 }
     CHECK(with_base[0].baseline);
     CHECK(with_base[0].label() == "RMS_BLOCK=256 RMS_CACHE=8 RMS_WIDTH=1024 ROWS_PER_LAUNCH=4096");
 
+    // A drawn baseline is one point: every swept parameter named.
+    CHECK_THROWS_WITH_AS(search("budget = 5\n[check]\nbaseline = { RMS_BLOCK = 256 }\n"),
+                         doctest::Contains("a random or local search draws its baseline as one "
+                                           "point: the baseline names every swept parameter"),
+                         ConfigError);
+    // A range's index is computed, never walked: a value a billion steps in is found at once.
+    SweepParam wide;
+    wide.kind = SweepParam::Kind::range;
+    wide.min = 1;
+    wide.max = 1000000000;
+    wide.step = 3;
+    CHECK(wide.index_of(999999997) == 333333332);
+    CHECK_FALSE(wide.index_of(999999998));
+    SweepParam pow2;
+    pow2.kind = SweepParam::Kind::pow2;
+    pow2.min = 32;
+    pow2.max = 1024;
+    CHECK(pow2.index_of(256) == 3);
+    CHECK_FALSE(pow2.index_of(48));
+    CHECK_FALSE(pow2.index_of(2048));
+
     // A budget over the valid points evaluates each once: here the exhaustive set.
     const std::string small = R"toml(kernel = "rms_norm"
 constraints = ["RMS_WIDTH % RMS_BLOCK == 0"]

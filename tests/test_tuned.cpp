@@ -177,14 +177,14 @@ TEST_CASE("a shape file names its tuned table and each kernel's tuned shape") {
           "a tuned shape value is an integer or a string such as \"${rows}\" at 15:18");
 }
 
-TEST_CASE("start-up injects the tuned defines under the spec's own and says where each came from") {
+TEST_CASE("start-up injects a tuned entry whole and says where each define came from") {
     TempDir dir;
     tuned_project(dir.path(), "");
     TunedTable t;
     t.file = dir.path() / "tuned.toml";
     TunedEntry e = entry("NVIDIA H200", 4096, "64");
     e.shape = {{"rows", 4096}, {"cols", 14336}};
-    e.defines = {{"GEMV_BLOCK", "64"}, {"SPLIT_K", "8"}};
+    e.defines = {{"GEMV_BLOCK", "64"}, {"SPLIT_K", "4"}}; // SPLIT_K as the shape file pins it
     e.source = tuned_source_hash(SourceSet::from_directory(dir.path() / "kernels"), "splitk_gemv");
     t.record(e);
     t.save();
@@ -196,7 +196,7 @@ TEST_CASE("start-up injects the tuned defines under the spec's own and says wher
     REQUIRE(rows.size() == 2);
     const PrepareRow& r = rows[0];
     CHECK_FALSE(r.error);
-    // GEMV_BLOCK from the table; SPLIT_K pinned by the shape file wins over the table's 8.
+    // GEMV_BLOCK from the table; SPLIT_K the shape file's, the value the entry was measured with.
     CHECK(r.defines == "GEMV_BLOCK=64 SPLIT_K=4");
     CHECK(contains(r.define_origins.at("GEMV_BLOCK"), "tuned: "));
     CHECK(contains(r.define_origins.at("GEMV_BLOCK"), "tuned.toml:"));
@@ -205,10 +205,21 @@ TEST_CASE("start-up injects the tuned defines under the spec's own and says wher
     CHECK_FALSE(contains(r.tuned, "recorded for source"));
     CHECK(rows[1].tuned.empty()); // row_softmax reads no table
 
+    // An entry measured with another value of a define the spec pins is a configuration nobody
+    // timed: not used, and said so.
+    e.defines["SPLIT_K"] = "8";
+    t.record(e);
+    t.save();
+    const ShapeFile pinned = ShapeFile::load(dir.path() / "kernels/model.toml");
+    const auto conflict = engine.prepare(pinned.shape, pinned.kernels);
+    CHECK(conflict[0].defines == "SPLIT_K=4");
+    CHECK(contains(conflict[0].tuned, "(exact) not used: the spec sets SPLIT_K=4 and the entry "
+                                      "was measured with SPLIT_K=8"));
+
     // Another shape with no entry and no rule: the kernel's defaults, and said so.
     ModelShape other = sf.shape;
     other.values["d_model"] = 1000;
-    const auto none = engine.prepare(other, sf.kernels);
+    const auto none = engine.prepare(other, pinned.kernels);
     CHECK(none[0].defines == "SPLIT_K=4");
     CHECK(contains(none[0].tuned, "no entry in "));
     CHECK(contains(none[0].tuned, "for splitk_gemv cols=14336,rows=1000 on any GPU sm_90: the "
@@ -270,7 +281,10 @@ TEST_CASE("a sweep's winner is the fastest variant that passed its check") {
     write_file(dir.path() / "splitk_gemv.cu", "extern \"C\" __global__ void k() {}\n");
     const SourceSet sources = SourceSet::from_directory(dir.path());
     const TunedEntry e = tuned_entry(spec, r, sources);
-    CHECK(e.defines == std::map<std::string, std::string>{{"GEMV_BLOCK", "128"}}); // swept only
+    CHECK(e.defines == std::map<std::string, std::string>{{"GEMV_BLOCK", "128"}}); // swept
+    spec.defines = {{"SPLIT_K", "4"}};
+    CHECK(tuned_entry(spec, r, sources).defines ==
+          std::map<std::string, std::string>{{"GEMV_BLOCK", "128"}, {"SPLIT_K", "4"}}); // + fixed
     CHECK(e.median_us == doctest::Approx(8));
     CHECK(e.baseline_us == doctest::Approx(10));
     CHECK(e.gpu == "NVIDIA H200");

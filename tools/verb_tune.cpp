@@ -6,6 +6,10 @@
 #include "tuning/sweep_runner.hpp"
 #include "tuning/tuned_record.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -13,6 +17,18 @@
 namespace kjit::cli {
 
 void record_winner(const std::filesystem::path& table, TunedEntry entry) {
+    // Two tunes (one per GPU) write one table: read, add and write under a lock of its own.
+    const std::string lock_path = table.string() + ".lock";
+    const int fd = ::open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    if (fd < 0 || ::flock(fd, LOCK_EX) != 0) {
+        if (fd >= 0)
+            ::close(fd);
+        throw ConfigError("cannot lock the tuned table", lock_path);
+    }
+    struct Unlock {
+        int fd;
+        ~Unlock() { ::close(fd); } // closing releases the lock
+    } unlock{fd};
     TunedTable t = TunedTable::load(table);
     t.file = table;
     std::string defines;

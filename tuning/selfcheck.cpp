@@ -71,8 +71,16 @@ CheckResult run_check_case(Engine& engine, const CheckCase& c, std::uint64_t see
     const KernelContract& contract = kernel_contract(c.kernel);
     const Defines defines = check_defines(c);
     const CasePlan plan = check_plan(c);
-    const std::vector<HostBuffer> inputs = generated_inputs(plan, seed);
-    CaseBuffers buffers(plan, inputs);
+    // Without a float64 reference the same pipeline under the reference defines is run on the
+    // same inputs: the buffers serve both plans.
+    std::optional<CasePlan> ref_plan;
+    if (contract.reference.empty())
+        ref_plan = plan_case(contract, parse_shape(contract, c.shape), c.dtype,
+                             check_reference_defines(c));
+    const CasePlan capacity =
+        ref_plan ? buffer_capacity(std::vector<CasePlan>{plan, *ref_plan}) : plan;
+    const std::vector<HostBuffer> inputs = generated_inputs(capacity, seed);
+    CaseBuffers buffers(capacity, inputs);
     const PreparedArm arm{&engine, case_spec(contract, defines).name, defines, {}};
     const std::vector<HostBuffer> got = run_case_once(arm, plan, buffers);
     std::vector<std::vector<double>> want;
@@ -82,12 +90,14 @@ CheckResult run_check_case(Engine& engine, const CheckCase& c, std::uint64_t see
     } else {
         // The same pipeline with the reference defines, on the same inputs.
         const Defines ref_defines = check_reference_defines(c);
-        const CasePlan ref_plan =
-            plan_case(contract, parse_shape(contract, c.shape), c.dtype, ref_defines);
-        CaseBuffers ref_buffers(ref_plan, inputs);
         const PreparedArm ref_arm{&engine, case_spec(contract, ref_defines).name, ref_defines, {}};
-        for (const HostBuffer& out : run_case_once(ref_arm, ref_plan, ref_buffers))
+        for (HostBuffer out : run_case_once(ref_arm, *ref_plan, buffers)) {
+            if (const Unwritten u = find_unwritten(out); u.count > 0)
+                throw Error("the reference (" + defines_text(contract.reference_defines) +
+                            ") left " + std::to_string(u.count) + " elements of " + out.name +
+                            " unwritten: it cannot check anything");
             want.push_back(element_values(out));
+        }
     }
 
     CheckResult r;

@@ -8,6 +8,7 @@
 #include "tuning/numeric.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace kjit {
 
@@ -33,9 +34,18 @@ SweepMeasure::SweepMeasure(const SweepSpec& spec, const std::vector<SweepVariant
     if (spec.check != SweepSpec::Check::tolerance)
         return;
     if (reference) {
-        // The reference variant, once, on the same inputs.
-        for (const HostBuffer& h : run_once(reference->plan, reference_functions, nullptr))
-            want_[h.name] = element_values(h);
+        // The reference variant, once, on the same inputs: every output written, every value
+        // finite, or nothing can be checked against it.
+        for (const HostBuffer& h : run_case_once(reference->plan, reference_functions, *buffers_)) {
+            std::vector<double> v = element_values(h);
+            const auto bad = std::count_if(v.begin(), v.end(),
+                                           [](double x) { return !std::isfinite(x); });
+            if (bad > 0)
+                throw Error("the reference variant (" + reference->label() + ") left " +
+                            std::to_string(bad) + " elements of " + h.name +
+                            " unwritten or not finite: it cannot check anything");
+            want_[h.name] = std::move(v);
+        }
         return;
     }
     // The reference named by the sweep, fed the baseline variant's own inputs by name.
@@ -62,7 +72,7 @@ void SweepMeasure::measure(SweepRow& row, std::span<const Function* const> funct
     bo.flush_l2 = spec_.flush_l2;
     bo.graph = spec_.graph;
     Bench bench(device_, bo);
-    const std::vector<HostBuffer> outs = run_once(plan, functions, bench.stream());
+    const std::vector<HostBuffer> outs = run_case_once(plan, functions, *buffers_);
     for (std::size_t o = 0; o < outs.size(); ++o) {
         const HostBuffer& h = outs[o];
         if (plan.buffers[plan.outputs[o]].role != ArgRole::in_out)
@@ -88,22 +98,6 @@ void SweepMeasure::measure(SweepRow& row, std::span<const Function* const> funct
         row.gbps = plan.bytes / (row.stats.median * 1e-3) / 1e9;
         row.copy_share = copy_gbps > 0 ? row.gbps / copy_gbps : 0;
     }
-}
-
-std::vector<HostBuffer> SweepMeasure::run_once(const CasePlan& plan,
-                                              std::span<const Function* const> functions,
-                                              CUstream stream) {
-    // Pure outputs get the canary, in-out buffers their generated content.
-    buffers_->fill_canary();
-    enqueue_case(plan, functions, buffers_->pointers(), stream);
-    check(driver().cuStreamSynchronize(stream), "cuStreamSynchronize");
-    std::vector<HostBuffer> outs = buffers_->download();
-    for (std::size_t o = 0; o < outs.size(); ++o) {
-        const BufferSpec& spec = plan.buffers[plan.outputs[o]];
-        outs[o].count = spec.count;
-        outs[o].bytes.resize(spec.bytes());
-    }
-    return outs;
 }
 
 } // namespace kjit

@@ -31,10 +31,6 @@ class SweepMeasure {
     void measure(SweepRow& row, std::span<const Function* const> functions, double copy_gbps);
 
   private:
-    /// One run of `plan` on poisoned outputs and fresh in-out buffers: its outputs, each cut
-    /// to the plan's count.
-    std::vector<HostBuffer> run_once(const CasePlan& plan,
-                                     std::span<const Function* const> functions, CUstream stream);
     const SweepSpec& spec_;
     const Device& device_;
     std::unique_ptr<CaseBuffers> buffers_;

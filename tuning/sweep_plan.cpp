@@ -76,12 +76,10 @@ std::optional<std::uint64_t> SweepPoints::index_of(const std::map<std::string, l
         const auto want = values.find(p.name);
         if (want == values.end())
             return std::nullopt;
-        std::uint64_t k = 0;
-        while (k < p.size() && p.value(k) != want->second)
-            ++k;
-        if (k == p.size())
+        const auto k = p.index_of(want->second);
+        if (!k)
             return std::nullopt;
-        index = index * p.size() + k;
+        index = index * p.size() + *k;
     }
     return index;
 }
@@ -172,7 +170,11 @@ std::vector<SweepVariant> expand(const SweepSpec& spec, std::size_t* rejected,
         if (!spec.baseline.empty()) {
             const auto index = points.index_of(spec.baseline);
             if (!index)
-                throw ConfigError("the baseline variant is not a point of the space", spec.file);
+                throw ConfigError(spec.baseline.size() < spec.params.size()
+                                      ? "a random or local search draws its baseline as one "
+                                        "point: the baseline names every swept parameter"
+                                      : "the baseline variant is not a point of the space",
+                                  spec.file);
             drawn.insert(*index);
             auto v = points.at(*index);
             if (!v)
@@ -218,6 +220,12 @@ bool uses_reference_variant(const SweepSpec& spec) {
 SweepVariant reference_variant(const SweepSpec& spec, const SweepVariant& baseline) {
     SweepVariant v = baseline;
     v.baseline = false;
+    // Launch values the baseline swept, and the reference's own: a launch parameter's default
+    // is evaluated again under the reference's defines (`CHUNKS = "SPLIT_K"`).
+    v.launch.clear();
+    for (const SweepParam& p : spec.params)
+        if (!p.define)
+            v.launch[p.name] = baseline.params.at(p.name);
     for (const auto& [k, value] : spec.reference_variant) {
         const bool launch = std::any_of(
             spec.contract.launch_params.begin(), spec.contract.launch_params.end(),

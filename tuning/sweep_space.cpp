@@ -59,6 +59,37 @@ long long SweepParam::value(std::uint64_t i) const {
     return 0;
 }
 
+std::optional<std::uint64_t> SweepParam::index_of(long long v) const {
+    switch (kind) {
+    case Kind::list:
+        for (std::size_t i = 0; i < list.size(); ++i)
+            if (list[i] == v)
+                return i;
+        return std::nullopt;
+    case Kind::range: {
+        if (v < min || v > max)
+            return std::nullopt;
+        const std::uint64_t offset = static_cast<std::uint64_t>(v) - static_cast<std::uint64_t>(min);
+        if (offset % static_cast<std::uint64_t>(step) != 0)
+            return std::nullopt;
+        const std::uint64_t i = offset / static_cast<std::uint64_t>(step);
+        return i < size() ? std::optional<std::uint64_t>(i) : std::nullopt;
+    }
+    case Kind::pow2: {
+        if (v <= 0 || (v & (v - 1)) != 0)
+            return std::nullopt;
+        int e = 0;
+        while ((1LL << e) < v)
+            ++e;
+        const int first = pow2_exponents(min, max).first;
+        if (e < first || static_cast<std::uint64_t>(e - first) >= size())
+            return std::nullopt;
+        return static_cast<std::uint64_t>(e - first);
+    }
+    }
+    return std::nullopt;
+}
+
 SweepSpace::SweepSpace(std::vector<SweepParam> params) : params_(std::move(params)) {}
 
 std::optional<std::uint64_t> SweepSpace::size() const {

@@ -24,6 +24,9 @@ struct SweepParam {
     [[nodiscard]] std::uint64_t size() const;
     /// Value `i` (< size()).
     [[nodiscard]] long long value(std::uint64_t i) const;
+    /// The i with value(i) == `v`, computed (a range is never walked); nullopt when `v` is not
+    /// one of the values.
+    [[nodiscard]] std::optional<std::uint64_t> index_of(long long v) const;
 };
 
 /// The points of a sweep: every combination of its parameters' values, the last parameter

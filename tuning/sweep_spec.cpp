@@ -119,6 +119,12 @@ void read_check(const TomlNode& n, SweepSpec& spec) {
         if (!std::isfinite(spec.rtol) || spec.rtol < 0)
             v->fail("'rtol' must be a finite number, at least 0");
     }
+    // What only a tolerance check reads is refused elsewhere: it would be silently ignored.
+    if (spec.check != SweepSpec::Check::tolerance)
+        for (const char* key : {"rtol", "atol", "reference", "reference_variant"})
+            if (const auto v = t.get(key))
+                v->fail("'" + std::string(key) + "' is for mode = \"tolerance\"; this check is " +
+                        (spec.check == SweepSpec::Check::digest ? "\"digest\"" : "\"none\""));
     if (const auto v = t.get("atol")) {
         spec.atol = v->number("atol");
         if (!std::isfinite(spec.atol) || spec.atol < 0)
@@ -161,7 +167,10 @@ void read_check(const TomlNode& n, SweepSpec& spec) {
         spec.reference_variant.empty())
         for (const auto& [k, v] : spec.contract.reference_defines)
             try {
-                spec.reference_variant[k] = std::stoll(v);
+                std::size_t used = 0;
+                spec.reference_variant[k] = std::stoll(v, &used);
+                if (used != v.size())
+                    throw std::invalid_argument(v);
             } catch (const std::exception&) {
                 n.fail("the contract's reference define " + k + "=" + v +
                        " is not an integer: name a reference_variant");

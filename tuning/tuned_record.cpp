@@ -24,6 +24,9 @@ TunedEntry tuned_entry(const SweepSpec& spec, const SweepResult& result, const S
     e.gpu = result.provenance.gpu;
     e.arch = result.provenance.arch;
     e.source = tuned_source_hash(sources, spec.kernel);
+    // What was measured: the swept defines and the sweep file's fixed ones.
+    for (const auto& [k, v] : spec.defines)
+        e.defines[k] = v;
     for (const SweepParam& p : spec.params)
         if (p.define)
             e.defines[p.name] = best->variant.defines.at(p.name);

@@ -9,7 +9,7 @@
 namespace kjit {
 
 /// The tuned-table entry of `result`: its fastest variant that passed its check, with the
-/// swept defines, the shape, dtype, GPU and arch it ran at, the kernel source's hash
+/// swept defines and the sweep file's fixed ones, the shape, dtype, GPU and arch it ran at, the kernel source's hash
 /// (tuned_source_hash over `sources`), its median and the baseline's. ConfigError when no
 /// variant passed or the winner's choice lies only in launch parameters, which a compile
 /// cannot carry (the entry records defines).
