@@ -353,6 +353,8 @@ SweepResult run_local_search(const SweepSpec& spec, const SweepOptions& options)
         }
         if (moved || options.dry_run)
             continue;
+        if (result.rows.size() >= spec.budget)
+            break;
         // A local minimum: restart from a random valid point not seen yet.
         bool restarted = false;
         for (std::uint64_t tries = 0; tries < 1000 * spec.budget && seen.size() < size; ++tries) {
