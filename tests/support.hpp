@@ -13,6 +13,7 @@
 
 #include <array>
 #include <fstream>
+#include <sstream>
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
@@ -98,6 +99,14 @@ inline Run run_kjit_in(const std::filesystem::path& dir, const std::string& args
 #endif
 
 /// Writes `text` to `path`, creating its directory.
+/// The bytes of `path` ("" when it cannot be read).
+inline std::string read_file(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream os;
+    os << in.rdbuf();
+    return os.str();
+}
+
 inline void write_file(const std::filesystem::path& path, const std::string& text) {
     std::filesystem::create_directories(path.parent_path());
     std::ofstream(path, std::ios::binary) << text;

@@ -28,16 +28,9 @@ namespace {
 
 const std::filesystem::path kExample = KJIT_SOURCE_DIR "/examples/splitk_app";
 
-std::string read(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream os;
-    os << in.rdbuf();
-    return os.str();
-}
-
 /// The example's split-K contract with the first `from` replaced by `to`, parsed as "c.toml".
 KernelContract edited(const std::string& from, const std::string& to) {
-    std::string text = read(kExample / "contracts/splitk_gemv.toml");
+    std::string text = test::read_file(kExample / "contracts/splitk_gemv.toml");
     const auto at = text.find(from);
     REQUIRE(at != std::string::npos);
     text.replace(at, from.size(), to);
@@ -75,7 +68,7 @@ void register_example_contracts() {
 
 /// `path` with the first `from` replaced by `to` (which must be there).
 void edit(const std::filesystem::path& path, const std::string& from, const std::string& to) {
-    std::string text = read(path);
+    std::string text = test::read_file(path);
     const auto at = text.find(from);
     REQUIRE(at != std::string::npos);
     text.replace(at, from.size(), to);
@@ -190,7 +183,7 @@ TEST_CASE("kjit reads the contracts its project file names") {
     TempDir dir;
     copy_example(dir.path());
     // No GPU needed for a bad contract: check, bench, digest and sweep stop at its line.
-    std::string text = read(dir.path() / "contracts/splitk_gemv.toml");
+    std::string text = test::read_file(dir.path() / "contracts/splitk_gemv.toml");
     text.replace(text.find("\"partial\", \"rows\"]"), 9, "\"partials\"");
     test::write_file(dir.path() / "contracts/splitk_gemv.toml", text);
     for (const char* verb : {"check", "bench splitk_gemv", "digest record splitk_gemv",
@@ -202,8 +195,8 @@ TEST_CASE("kjit reads the contracts its project file names") {
     }
     // A contract named twice: the second place is named.
     test::write_file(dir.path() / "contracts/splitk_gemv.toml",
-                     read(kExample / "contracts/splitk_gemv.toml"));
-    std::string project = read(dir.path() / "kjit.toml");
+                     test::read_file(kExample / "contracts/splitk_gemv.toml"));
+    std::string project = test::read_file(dir.path() / "kjit.toml");
     project.replace(project.find("\"contracts/row_softmax.toml\""), 28,
                     "\"contracts/splitk_gemv.toml\"");
     test::write_file(dir.path() / "kjit.toml", project);
@@ -257,7 +250,7 @@ TEST_CASE("a sweep dry run finds every launch mistake without a GPU at its file:
     const Run ok = run_kjit_in(dir.path(), "sweep --dry-run sweeps/splitk_gemv.sweep.toml", env);
     INFO(ok.out);
     REQUIRE(ok.code == 0);
-    const std::string contract = read(dir.path() / "contracts/splitk_gemv.toml");
+    const std::string contract = test::read_file(dir.path() / "contracts/splitk_gemv.toml");
     for (const auto& c : cases) {
         INFO(c.from << " -> " << c.to);
         test::write_file(dir.path() / "contracts/splitk_gemv.toml", contract);
@@ -351,7 +344,7 @@ TEST_CASE("a local search walks the split-K space within its budget") {
     TempDir dir;
     copy_example(dir.path());
     test::write_file(dir.path() / "sweeps/splitk_gemv.sweep.toml",
-                     read(dir.path() / "sweeps/splitk_gemv.sweep.toml") +
+                     test::read_file(dir.path() / "sweeps/splitk_gemv.sweep.toml") +
                          "\n[search]\nstrategy = \"local\"\nbudget = 10\nseed = 2\n");
     const std::string env = "KJIT_CACHE_DIR='" + (dir.path() / "cache").string() + "'";
     const Run r = run_kjit_in(dir.path(), "sweep sweeps/splitk_gemv.sweep.toml", env);

@@ -27,13 +27,6 @@ namespace {
 
 const std::filesystem::path kExample = KJIT_SOURCE_DIR "/examples/splitk_app";
 
-std::string read(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream os;
-    os << in.rdbuf();
-    return os.str();
-}
-
 TunedEntry entry(std::string gpu, std::int64_t rows, std::string block, std::string dtype = "f32") {
     TunedEntry e;
     e.kernel = "splitk_gemv";
@@ -54,7 +47,7 @@ void tuned_project(const std::filesystem::path& dir, const std::string& table) {
     namespace fs = std::filesystem;
     for (const char* part : {"kernels", "contracts", "sweeps", "kjit.toml"})
         fs::copy(kExample / part, dir / part, fs::copy_options::recursive);
-    std::string shape = read(dir / "kernels/model.toml");
+    std::string shape = test::read_file(dir / "kernels/model.toml");
     const std::string from = "defines = { SPLIT_K = \"${split_k}\", GEMV_BLOCK = 256 }";
     REQUIRE(shape.find(from) != std::string::npos);
     shape.replace(shape.find(from), from.size(),
@@ -86,7 +79,7 @@ TEST_CASE("a tuned table round-trips and a record replaces its slot") {
     CHECK(back.entries[2].shape.at("cols") == 4096);
     CHECK(back.entries[2].source == "0123456789ab");
     CHECK(back.entries[2].where.line > 1);
-    CHECK(contains(read(t.file), "defines = { GEMV_BLOCK = \"64\" }"));
+    CHECK(contains(test::read_file(t.file), "defines = { GEMV_BLOCK = \"64\" }"));
     // A table that does not exist yet is empty: what `kjit tune` starts from.
     CHECK(TunedTable::load(dir.path() / "none.toml").entries.empty());
 }
@@ -154,7 +147,7 @@ TEST_CASE("a shape file names its tuned table and each kernel's tuned shape") {
           std::map<std::string, std::int64_t>{{"rows", 4096}, {"cols", 14336}});
 
     const auto error_of = [&](const std::string& from, const std::string& to) {
-        std::string text = read(dir.path() / "kernels/model.toml");
+        std::string text = test::read_file(dir.path() / "kernels/model.toml");
         text.replace(text.find(from), from.size(), to);
         write_file(dir.path() / "kernels/bad.toml", text);
         try {
@@ -320,10 +313,10 @@ TEST_CASE("kjit tune records a winner per shape and start-up on that GPU picks i
     TempDir dir;
     tuned_project(dir.path(), "");
     std::filesystem::remove(dir.path() / "tuned.toml");
-    write_file(dir.path() / "kjit.toml", read(dir.path() / "kjit.toml") + "tuned = \"tuned.toml\"\n");
+    write_file(dir.path() / "kjit.toml", test::read_file(dir.path() / "kjit.toml") + "tuned = \"tuned.toml\"\n");
     // A small sweep: two blocks at two shapes, at the SPLIT_K the shape file pins (an entry
     // measured at another split would not be used: test_tuned's start-up case).
-    std::string sweep = read(dir.path() / "sweeps/splitk_gemv.sweep.toml");
+    std::string sweep = test::read_file(dir.path() / "sweeps/splitk_gemv.sweep.toml");
     sweep.replace(sweep.find("SPLIT_K = [1, 2, 4, 7, 8, 14, 16]"), 33, "SPLIT_K = [4]");
     sweep.replace(sweep.find("pow2 = [64, 1024]"), 17, "pow2 = [128, 256]");
     write_file(dir.path() / "sweeps/splitk_gemv.sweep.toml", sweep);
@@ -335,7 +328,7 @@ TEST_CASE("kjit tune records a winner per shape and start-up on that GPU picks i
     CHECK(contains(tune.out, "recorded in tuned.toml: splitk_gemv cols=14336,rows=4096 f32 on "));
     const TunedTable t = TunedTable::load(dir.path() / "tuned.toml");
     REQUIRE(t.entries.size() == 2);
-    write_file(dir.path() / "tuned.toml", read(dir.path() / "tuned.toml"));
+    write_file(dir.path() / "tuned.toml", test::read_file(dir.path() / "tuned.toml"));
     const Run audit = run_kjit_in(dir.path(), "audit", env);
     CHECK(contains(audit.out, "tuned: tuned.toml: 2 entries, 0 stale"));
     const Run spec = run_kjit_in(dir.path(), "specialize", env);
