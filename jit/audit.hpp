@@ -44,7 +44,9 @@ struct AuditSummary {
     std::size_t failed = 0;   ///< compiles that failed
     std::size_t findings = 0; ///< the linter's findings
     AuditFreshness fresh = AuditFreshness::skipped;
-    std::size_t stale_tuned = 0; ///< tuned-table entries recorded for another source
+    /// Tuned-table findings: an entry recorded for another source, naming a kernel the
+    /// sources lack, or injecting a define its kernel never reads.
+    std::size_t stale_tuned = 0;
     [[nodiscard]] bool passed() const {
         return failed == 0 && findings == 0 && fresh != AuditFreshness::stale &&
                stale_tuned == 0;

@@ -237,7 +237,19 @@ defines = { GEMV_BLOCK = "64" }
     CHECK(contains(audit.out, "tuned.toml:1:1: error: tuned entry for splitk_gemv "
                               "cols=14336,rows=4096 on NVIDIA H200 sm_90 was recorded for source "
                               "000000000000, and the source is "));
-    CHECK(contains(audit.out, "; tuned: 1 stale"));
+    CHECK(contains(audit.out, "; tuned: 1 finding(s)"));
+    // An entry's defines are a production define set: compiled, and each must be read.
+    CHECK(contains(audit.out, "  ok    splitk_gemv (tuned tuned.toml:1)"));
+    write_file(dir.path() / "tuned.toml",
+               test::read_file(dir.path() / "tuned.toml") +
+                   "\n[[entry]]\nkernel = \"splitk_gemv\"\nshape = { rows = 1, cols = 4096 }\n"
+                   "gpu = \"G\"\narch = \"sm_90\"\nsource = \"000000000000\"\n"
+                   "defines = { GEMV_BLOK = \"64\" }\n");
+    const Run typo = run_kjit_in(dir.path(), "audit", env);
+    INFO(typo.out);
+    CHECK(typo.code == 1);
+    CHECK(contains(typo.out, "tuned.toml:10:1: error: "));
+    CHECK(contains(typo.out, "GEMV_BLOK"));
     const Run spec = run_kjit_in(dir.path(), "specialize", env);
     INFO(spec.out);
     CHECK(spec.code == 0);
@@ -330,7 +342,7 @@ TEST_CASE("kjit tune records a winner per shape and start-up on that GPU picks i
     REQUIRE(t.entries.size() == 2);
     write_file(dir.path() / "tuned.toml", test::read_file(dir.path() / "tuned.toml"));
     const Run audit = run_kjit_in(dir.path(), "audit", env);
-    CHECK(contains(audit.out, "tuned: tuned.toml: 2 entries, 0 stale"));
+    CHECK(contains(audit.out, "tuned: tuned.toml: 2 entries, 0 finding(s)"));
     const Run spec = run_kjit_in(dir.path(), "specialize", env);
     INFO(spec.out);
     CHECK(spec.code == 0);

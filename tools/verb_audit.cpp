@@ -1,6 +1,7 @@
 #include "tools/verbs.hpp"
 
 #include "jit/audit.hpp"
+#include "jit/define_use.hpp"
 #include "jit/shape_file.hpp"
 #include "jit/tuned_table.hpp"
 #include "lint/injections.hpp"
@@ -34,6 +35,43 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     std::vector<ProductionDefines> production;
     for (const lint::Injection& inj : injections)
         production.push_back({inj.spec, inj.source, inj.defines});
+    // The tuned tables (the project's and those its shape files name): each entry is a
+    // production define set too, compiled below; one recorded for another version of its
+    // kernel, or with a define the kernel never reads, would go wrong at start-up.
+    std::vector<std::filesystem::path> tables;
+    if (const Project* p = sources.project_file(); p && p->tuned)
+        tables.push_back(std::filesystem::weakly_canonical(p->tuned->path));
+    for (const auto& f : shapes.choose(sources))
+        if (const ShapeFile sf = ShapeFile::load(f); sf.tuned)
+            tables.push_back(std::filesystem::weakly_canonical(sf.tuned->file));
+    std::sort(tables.begin(), tables.end());
+    tables.erase(std::unique(tables.begin(), tables.end()), tables.end());
+    std::vector<std::string> tuned_lines;
+    std::size_t tuned_findings = 0;
+    for (const auto& path : tables) {
+        const TunedTable table = TunedTable::load(display_path(path));
+        std::vector<Diagnostic> found = stale_tuned_entries(table, set);
+        for (const TunedEntry& e : table.entries) {
+            if (!set.find(e.kernel + ".cu"))
+                continue;
+            const std::string where = display_path(path) + ":" + std::to_string(e.where.line);
+            production.push_back({e.kernel + " (tuned " + where + ")", e.kernel, e.defines});
+            KernelSpec spec;
+            spec.name = e.kernel + " (tuned " + where + ")";
+            for (const auto& [name, _] : e.defines)
+                spec.define_sources[name] = {e.where, e.where};
+            for (Diagnostic& d : unread_define_diagnostics(set, set.kernel(e.kernel), spec,
+                                                           e.defines, Severity::error))
+                found.push_back(std::move(d));
+        }
+        tuned_findings += found.size();
+        for (const Diagnostic& d : found)
+            tuned_lines.push_back(d.format());
+        tuned_lines.push_back("tuned: " + display_path(path) + ": " +
+                              std::to_string(table.entries.size()) + " entr" +
+                              (table.entries.size() == 1 ? "y" : "ies") + ", " +
+                              std::to_string(found.size()) + " finding(s)");
+    }
     std::vector<std::string> archs = arch_option;
     if (archs.empty() && sources.project_file())
         archs = sources.project_file()->archs;
@@ -80,26 +118,9 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
                                                                   : AuditFreshness::stale;
     }
     std::fflush(stdout);
-
-    // The tuned tables (the project's and those its shape files name): an entry recorded for
-    // another version of its kernel would inject stale defines at start-up.
-    std::vector<std::filesystem::path> tables;
-    if (const Project* p = sources.project_file(); p && p->tuned)
-        tables.push_back(std::filesystem::weakly_canonical(p->tuned->path));
-    for (const auto& f : shapes.choose(sources))
-        if (const ShapeFile sf = ShapeFile::load(f); sf.tuned)
-            tables.push_back(std::filesystem::weakly_canonical(sf.tuned->file));
-    std::sort(tables.begin(), tables.end());
-    tables.erase(std::unique(tables.begin(), tables.end()), tables.end());
-    for (const auto& path : tables) {
-        const TunedTable table = TunedTable::load(display_path(path));
-        const auto stale = stale_tuned_entries(table, set);
-        summary.stale_tuned += stale.size();
-        for (const Diagnostic& d : stale)
-            std::printf("%s\n", d.format().c_str());
-        std::printf("tuned: %s: %zu entr%s, %zu stale\n", display_path(path).c_str(),
-                    table.entries.size(), table.entries.size() == 1 ? "y" : "ies", stale.size());
-    }
+    for (const std::string& line : tuned_lines)
+        std::printf("%s\n", line.c_str());
+    summary.stale_tuned = tuned_findings;
     std::fflush(stdout);
 
     std::vector<CompileRequest> requests;
@@ -136,9 +157,9 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     }
     std::printf("audit: %zu compiled, %zu failed; lint: %zu finding(s); fresh: %s%s\n",
                 summary.compiled, summary.failed, summary.findings, freshness_name(summary.fresh),
-                tables.empty() ? ""
-                               : ("; tuned: " + std::to_string(summary.stale_tuned) + " stale")
-                                     .c_str());
+                tables.empty()
+                    ? ""
+                    : ("; tuned: " + std::to_string(summary.stale_tuned) + " finding(s)").c_str());
     return summary.passed() ? kOk : kFindings;
 }
 
