@@ -182,17 +182,20 @@ std::string substitute(const std::string& value, const ModelShape& shape, const 
 std::map<std::string, std::string> resolve_defines(const KernelSpec& spec,
                                                    const ModelShape& shape) {
     std::map<std::string, std::string> out;
-    for (const auto& [name, value] : spec.defines)
+    for (const auto& [define, value] : spec.defines) {
+        const std::string& name = define; // clang 14: no lambda capture of a structured binding
         out[name] = substitute(value, shape, [&](const std::string& problem) {
             define_error(spec, name, problem);
         });
+    }
     return out;
 }
 
 std::map<std::string, std::int64_t> resolve_tuned_shape(const KernelSpec& spec,
                                                         const ModelShape& shape) {
     std::map<std::string, std::int64_t> out;
-    for (const auto& [key, value] : spec.tuned_shape) {
+    for (const auto& [shape_key, value] : spec.tuned_shape) {
+        const std::string& key = shape_key;
         const auto fail = [&](const std::string& problem) {
             throw ConfigError("kernel '" + spec.name + "': tuned shape key " + key + " " + problem,
                               spec.tuned_where);

@@ -302,14 +302,17 @@ void validate_contract(const KernelContract& c) {
         }
         for (DType d : cs.dtypes.empty() ? c.dtypes : cs.dtypes) {
             plan_at(cs.shape, d, defines, "check shape");
-            if (!c.reference_defines.empty()) {
-                Defines reference = defines;
-                for (const auto& [k, v] : c.reference_defines)
-                    reference[k] = v;
-                plan_at(cs.shape, d, reference, "check shape (reference defines)");
-            }
+            if (!c.reference_defines.empty())
+                plan_at(cs.shape, d, with_reference_defines(c, defines),
+                        "check shape (reference defines)");
         }
     }
+}
+
+Defines with_reference_defines(const KernelContract& contract, Defines defines) {
+    for (const auto& [k, v] : contract.reference_defines)
+        defines[k] = v;
+    return defines;
 }
 
 std::string contract_text(const KernelContract& c) {

@@ -156,6 +156,10 @@ namespace detail {
 void check_contract_structure(const KernelContract& contract);
 } // namespace detail
 
+/// `defines` with the contract's reference defines over them: what `kjit check` compares a
+/// case with when the contract has no float64 reference.
+Defines with_reference_defines(const KernelContract& contract, Defines defines);
+
 /// Every field in one canonical text: equal texts, equal contracts (a results-cache key).
 std::string contract_text(const KernelContract& contract);
 

@@ -262,7 +262,8 @@ PipelineStep read_step(const TomlTable& t, std::size_t index, KernelContract& c,
         step.kind = PipelineStep::Kind::copy;
         step.from = t.required("from", "a copy [[step]]").string("from");
         step.to = t.required("to", "a copy [[step]]").string("to");
-        for (const auto& [key, name] : {std::pair{"from", step.from}, std::pair{"to", step.to}}) {
+        for (const auto& [key, buffer] : {std::pair{"from", step.from}, std::pair{"to", step.to}}) {
+            const std::string& name = buffer; // clang 14: no lambda capture of a structured binding
             const auto arg = std::find_if(c.args.begin(), c.args.end(),
                                           [&](const ContractArg& a) { return a.name == name; });
             if (arg == c.args.end() || arg->role == ArgRole::scalar)
@@ -438,13 +439,9 @@ KernelContract read_contract(const TomlDocument& doc) {
             const TomlNode shape = t.required("shape", "[[check]]");
             for (DType d : cs.dtypes.empty() ? c.dtypes : cs.dtypes) {
                 cs.shape = contract_shape(shape, planner, d, defines, "shape");
-                if (!c.reference_defines.empty()) {
-                    Defines reference = defines;
-                    for (const auto& [k, v] : c.reference_defines)
-                        reference[k] = v;
-                    (void)contract_shape(shape, planner, d, reference,
+                if (!c.reference_defines.empty())
+                    (void)contract_shape(shape, planner, d, with_reference_defines(c, defines),
                                          "shape (with the reference defines)");
-                }
             }
             c.check_shapes.push_back(std::move(cs));
         }

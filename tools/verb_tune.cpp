@@ -107,7 +107,6 @@ int run_tune(const TuneArgs& args) {
     o.devices = {args.device};
     o.progress = progress_line("compiling");
     o.measured = measure_progress();
-    const SourceSet sources = o.sources->load();
     std::printf("kjit tune %s: %zu shape(s) with %s into %s\n", args.kernel.c_str(), shapes.size(),
                 spec.file.c_str(), display_path(table).c_str());
     int failed = 0;
@@ -120,7 +119,7 @@ int run_tune(const TuneArgs& args) {
         std::printf("  %s: %zu variants (%s), %d failed their check or failed\n",
                     shape_text(spec.contract, shape).c_str(), r.rows.size(), r.search.c_str(), bad);
         failed += bad;
-        record_winner(table, tuned_entry(spec, r, sources));
+        record_winner(table, tuned_entry(spec, r));
     }
     return failed ? kFindings : kOk;
 }

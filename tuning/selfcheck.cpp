@@ -34,10 +34,7 @@ CasePlan check_plan(const CheckCase& c) {
 }
 
 Defines check_reference_defines(const CheckCase& c) {
-    Defines defines = check_defines(c);
-    for (const auto& [k, v] : kernel_contract(c.kernel).reference_defines)
-        defines[k] = v;
-    return defines;
+    return with_reference_defines(kernel_contract(c.kernel), check_defines(c));
 }
 
 std::vector<KernelSpec> check_specs(std::span<const CheckCase> cases) {

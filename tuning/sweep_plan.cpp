@@ -226,7 +226,8 @@ SweepVariant reference_variant(const SweepSpec& spec, const SweepVariant& baseli
     for (const SweepParam& p : spec.params)
         if (!p.define)
             v.launch[p.name] = baseline.params.at(p.name);
-    for (const auto& [k, value] : spec.reference_variant) {
+    for (const auto& [name, value] : spec.reference_variant) {
+        const std::string& k = name; // clang 14: no lambda capture of a structured binding
         const bool launch = std::any_of(
             spec.contract.launch_params.begin(), spec.contract.launch_params.end(),
             [&](const LaunchParam& p) { return p.name == k; });

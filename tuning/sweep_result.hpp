@@ -39,6 +39,9 @@ struct SweepResult {
     /// points, seed 1".
     std::string search;
     Provenance provenance;    ///< gpu, arch, fixed defines, tier, kernel source hash
+    /// tuned_source_hash() of the sources the variants were compiled from (a tuned entry's
+    /// `source`: the kernel and its headers as measured, not as they are after the run).
+    std::string tuned_source;
     double copy_gbps = 0;
     double wall_ms = 0;
 };

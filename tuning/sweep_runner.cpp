@@ -2,6 +2,7 @@
 
 #include "core/names.hpp"
 #include "jit/cache_key.hpp"
+#include "jit/tuned_table.hpp"
 #include "kernels/launch_case.hpp"
 #include "runtime/engine.hpp"
 #include "tuning/roofline.hpp"
@@ -126,6 +127,7 @@ SweepResult run_variants(const SweepSpec& spec, const SweepOptions& options,
         fixed.erase(p.name);
     result.provenance.defines = defines_text(fixed);
     result.provenance.source_hash = sources->kernel(spec.kernel).hash.hex().substr(0, 12);
+    result.tuned_source = tuned_source_hash(*sources, spec.kernel);
     result.rows.resize(variants.size());
     for (std::size_t i = 0; i < variants.size(); ++i)
         result.rows[i].variant = variants[i];
@@ -165,11 +167,16 @@ SweepResult run_variants(const SweepSpec& spec, const SweepOptions& options,
         if (reference_spec)
             all.push_back(*reference_spec);
         auto rows = engine.prepare({}, all, options.progress);
+        std::optional<PrepareRow> reference_row;
         if (reference_spec) {
             require_reference(rows.back());
+            reference_row = std::move(rows.back());
             rows.pop_back();
         }
+        // The variants' launches, then the reference's (a mistake shows at a variant first).
         check_launches(spec, variants, rows);
+        if (reference_row)
+            check_launches(spec, {*reference}, std::span<const PrepareRow>(&*reference_row, 1));
         for (std::size_t i = 0; i < rows.size(); ++i) {
             if (!rows[i].error)
                 continue;
@@ -299,6 +306,7 @@ void append_rows(SweepResult& into, SweepResult&& batch) {
     for (SweepRow& row : batch.rows)
         into.rows.push_back(std::move(row));
     into.provenance = batch.provenance;
+    into.tuned_source = batch.tuned_source;
     into.copy_gbps = batch.copy_gbps;
 }
 

@@ -5,7 +5,7 @@
 
 namespace kjit {
 
-TunedEntry tuned_entry(const SweepSpec& spec, const SweepResult& result, const SourceSet& sources) {
+TunedEntry tuned_entry(const SweepSpec& spec, const SweepResult& result) {
     const SweepRow* best = nullptr;
     const SweepRow* base = nullptr;
     for (const SweepRow& row : result.rows) {
@@ -23,7 +23,7 @@ TunedEntry tuned_entry(const SweepSpec& spec, const SweepResult& result, const S
     e.dtype = std::string(dtype_name(spec.dtype));
     e.gpu = result.provenance.gpu;
     e.arch = result.provenance.arch;
-    e.source = tuned_source_hash(sources, spec.kernel);
+    e.source = result.tuned_source;
     // What was measured: the swept defines and the sweep file's fixed ones.
     for (const auto& [k, v] : spec.defines)
         e.defines[k] = v;
