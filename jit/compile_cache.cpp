@@ -82,8 +82,25 @@ std::vector<Specialized> CompileCache::get_all(const SourceSet& sources,
                                                const CompileProgress& progress) {
     std::vector<Specialized> out(requests.size());
     // PTX is not cached (it would tie an entry to the driver): such requests always compile.
+    // Nor is a check-only compile (there is no machine code to keep).
     const auto cacheable = [&](std::size_t i) {
-        return disk_ && !requests[i].options.ptx && !disk_->foreign(out[i].key.hash);
+        return disk_ && !requests[i].options.ptx && !requests[i].options.check_only &&
+               !disk_->foreign(out[i].key.hash);
+    };
+    // A check-only request is answered by the full compile's entry when the disk holds it: the
+    // same entry points, parameters, bounds and lowered names.
+    const auto load_full = [&](std::size_t i) {
+        if (!disk_ || !requests[i].options.check_only)
+            return false;
+        CompileOptions full = requests[i].options;
+        full.check_only = false;
+        const CacheKey key = make_cache_key(sources, requests[i].kernel, full);
+        if (disk_->foreign(key.hash) || !(out[i].compiled = load(key, full, &out[i].read_ms)))
+            return false;
+        out[i].compiled->options = requests[i].options;
+        out[i].compiled->cubin.clear();
+        out[i].origin = Origin::disk;
+        return true;
     };
     std::unordered_map<std::string, std::size_t> first_of_key; // duplicates compile once
     std::vector<std::size_t> unique;
@@ -109,7 +126,8 @@ std::vector<Specialized> CompileCache::get_all(const SourceSet& sources,
             continue;
         }
         if (!cacheable(i)) {
-            mine.push_back(i);
+            if (!load_full(i))
+                mine.push_back(i);
             continue;
         }
         DiskCache::Lock lock = disk_->lock(out[i].key.hash, false);

@@ -11,12 +11,14 @@ namespace kjit {
 
 std::vector<std::string> CompileOptions::argv() const {
     std::vector<std::string> out;
-    out.push_back("--gpu-architecture=" + arch);
+    out.push_back("--gpu-architecture=" + (check_only ? "compute_" + arch.substr(3) : arch));
+    if (check_only)
+        out.emplace_back("-G");
     out.push_back("-std=" + std);
     out.push_back(std::string("--fmad=") + (fmad ? "true" : "false"));
     if (fast_math)
         out.emplace_back("--use_fast_math");
-    if (lineinfo)
+    if (lineinfo && !check_only) // -G has the line table already
         out.emplace_back("-lineinfo");
     for (const auto& dir : include_dirs)
         out.push_back("-I" + dir);

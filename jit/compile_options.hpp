@@ -15,6 +15,12 @@ struct CompileOptions {
     bool fast_math = false;      ///< --use_fast_math
     bool lineinfo = false;       ///< -lineinfo
     bool ptx = false;            ///< also return the PTX (compiled for the virtual arch)
+    /// Compile to check, not to run: PTX for the virtual arch of `arch`, unoptimized (-G), and
+    /// no CUBIN. The front end's errors, the entry points, their parameters and launch bounds
+    /// and the lowered names are those of the full compile at about a tenth of its time; what
+    /// only the optimizer or ptxas reports (register or shared-memory overflow) is not. What a
+    /// dry run compiles: never cached, and never loadable.
+    bool check_only = false;
     /// -I: extra include directories (a CUTLASS checkout, say); the cache key covers the
     /// content of every file under them, not only their paths.
     std::vector<std::string> include_dirs;

@@ -177,12 +177,14 @@ CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
     out.options = options;
     out.log = log;
     std::size_t n = 0;
-    check(nvrtcGetCUBINSize(prog.get(), &n), "nvrtcGetCUBINSize", file.path);
-    out.cubin.resize(n);
-    check(nvrtcGetCUBIN(prog.get(), out.cubin.data()), "nvrtcGetCUBIN", file.path);
-    if (out.cubin.empty()) // never handed on, cached or served: there is nothing to load
-        throw Error("nvrtcGetCUBIN: NVRTC returned an empty CUBIN for " + file.path + " (" +
-                    options.arch + ")");
+    if (!options.check_only) {
+        check(nvrtcGetCUBINSize(prog.get(), &n), "nvrtcGetCUBINSize", file.path);
+        out.cubin.resize(n);
+        check(nvrtcGetCUBIN(prog.get(), out.cubin.data()), "nvrtcGetCUBIN", file.path);
+        if (out.cubin.empty()) // never handed on, cached or served: there is nothing to load
+            throw Error("nvrtcGetCUBIN: NVRTC returned an empty CUBIN for " + file.path + " (" +
+                        options.arch + ")");
+    }
     // The PTX is there beside the CUBIN (NVRTC compiles through it): reading it costs well
     // under a millisecond, and it is the only output that tells an int from a float parameter.
     check(nvrtcGetPTXSize(prog.get(), &n), "nvrtcGetPTXSize", file.path);

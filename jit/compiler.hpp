@@ -18,7 +18,7 @@ struct CompiledKernel {
     std::string path;         ///< "kernel_src/rms_norm.cu"
     Hash128 source_hash;
     CompileOptions options;
-    std::string cubin;        ///< machine code for options.arch
+    std::string cubin;        ///< machine code for options.arch; empty when options.check_only
     std::string ptx;          ///< only when options.ptx
     std::string log;          ///< warnings, locations rewritten to repo paths
     double compile_ms = 0;
@@ -47,7 +47,8 @@ void check_options(const CompileOptions& options);
 /// in memory and no directory of the kernel tree: the compile reads only what the cache key
 /// covers (the directories of options.include_dirs and toolkit_include_dirs aside).
 /// Throws ConfigError for options check_options() refuses, CompileError (with the log at the
-/// kernel's own file:line) when the source is bad; never returns an empty CUBIN.
+/// kernel's own file:line) when the source is bad; never returns an empty CUBIN (but for
+/// options.check_only, which asks for none).
 CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
                        const CompileOptions& options);
 

@@ -106,10 +106,14 @@ Engine::Engine(const Context* context, EngineOptions options, SourceProvider sou
       arch_(!options.arch.empty() ? options.arch
             : context         ? context->device().arch()
                               : std::string("sm_90")),
+      check_only_(options.check_only),
       cache_(with_flags(std::move(options.cache), flags_)), sources_(std::move(sources)) {
     CompileOptions arch_only;
     arch_only.arch = arch_;
     check_options(arch_only); // a bad arch is refused once, not as every kernel's failure
+    if (check_only_ && context_)
+        throw Error("an Engine that compiles to check only (EngineOptions::check_only) has "
+                    "nothing to load: give it no context");
 }
 
 std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
@@ -130,6 +134,7 @@ std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
                 CompileOptions options;
                 options.arch = arch_;
                 options.toolkit_headers = true;
+                options.check_only = check_only_;
                 options.defines = resolve_defines(specs[i], shape);
                 for (const auto& [name, _] : options.defines) {
                     const auto at = specs[i].define_sources.find(name);

@@ -62,6 +62,9 @@ struct EngineOptions {
     /// The declared flags the environment is checked against at start (builtin_flags() when
     /// empty); an application adds its own prefix and flags to builtin_flags() and passes it.
     std::optional<FlagRegistry> flags;
+    /// Compile to check, not to run (CompileOptions::check_only): what a dry run's engine does;
+    /// with no context only.
+    bool check_only = false;
 };
 
 /// Specializes kernels for a model shape at start-up and hands out their entry points:
@@ -73,7 +76,8 @@ class Engine {
     /// the environment against the declared flags first: FlagError on an undeclared name,
     /// a bad value or a missing base flag; ConfigError for an arch NVRTC cannot compile CUBIN
     /// for (check_options). KJIT_NO_CACHE and KJIT_COMPILE_JOBS apply to the cache; every
-    /// flag's define is injected into every compile (and so into its key).
+    /// flag's define is injected into every compile (and so into its key). check_only with a
+    /// context is an Error: what it compiles cannot be loaded.
     /// Without `sources`, the sources are chosen as every verb chooses them: KJIT_KERNEL_DIR,
     /// then the project file (kjit.toml) found from the working directory, then the embedded
     /// copies; a project file that does not parse is a ConfigError.
@@ -124,6 +128,7 @@ class Engine {
     ResolvedFlags flags_;
     const Context* context_;
     std::string arch_;
+    bool check_only_;
     CompileCache cache_;
     SourceProvider sources_;
     std::shared_ptr<const SourceSet> snapshot_;

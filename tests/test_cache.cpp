@@ -408,6 +408,31 @@ TEST_CASE("the compile cache compiles a miss once and serves the hit from disk")
     CHECK(CompileCache(off).get(src, {"tiny", {}}).origin == Origin::compiled);
 }
 
+TEST_CASE("a check-only request is never stored and is served by the full compile's entry") {
+    test::TempDir tmp;
+    CacheSettings s;
+    s.dir = tmp.path();
+    CompileCache cc(s);
+    const SourceSet src = tiny_sources();
+    CompileOptions check;
+    check.check_only = true;
+    const Specialized a = cc.get(src, {"tiny", check});
+    REQUIRE(a.compiled);
+    CHECK(a.origin == Origin::compiled);
+    CHECK(a.compiled->cubin.empty());
+    CHECK(cc.disk()->list().empty()); // nothing loadable to keep
+    CHECK(cc.get(src, {"tiny", check}).origin == Origin::compiled);
+    // Once the full compile is on disk, it answers the check-only request.
+    REQUIRE(cc.get(src, {"tiny", {}}).compiled);
+    const Specialized b = cc.get(src, {"tiny", check});
+    REQUIRE(b.compiled);
+    CHECK(b.origin == Origin::disk);
+    CHECK(b.compiled->cubin.empty());
+    CHECK(b.compiled->options.check_only);
+    REQUIRE(b.compiled->entries.size() == a.compiled->entries.size());
+    CHECK(encode_entry_params(b.compiled->entries[0]) == encode_entry_params(a.compiled->entries[0]));
+}
+
 TEST_CASE("a compile error is reported through the cache and nothing is stored") {
     test::TempDir tmp;
     CacheSettings s;
@@ -470,6 +495,7 @@ TEST_CASE("compile workers give the same CUBIN as an in-process compile and carr
         j.options.defines["SCALE"] = std::to_string(i + 1) + ".0f";
         jobs.push_back(j);
     }
+    jobs[3].options.check_only = true; // the flag travels: no CUBIN comes back
     jobs.push_back({&bad, "tiny", {}});
     std::size_t progress_calls = 0;
     const auto remote = compile_all(jobs, 2, KJIT_BINARY,
@@ -480,6 +506,7 @@ TEST_CASE("compile workers give the same CUBIN as an in-process compile and carr
         REQUIRE(remote[i].compiled);
         REQUIRE(local[i].compiled);
         CHECK(remote[i].compiled->cubin == local[i].compiled->cubin);
+        CHECK(remote[i].compiled->cubin.empty() == (i == 3));
     }
     REQUIRE(remote[4].error);
     try {

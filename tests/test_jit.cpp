@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -94,6 +95,35 @@ TEST_CASE("rms_norm compiles to sm_90 CUBIN with PTX on request") {
     CHECK(c.ptx.find(".entry rms_norm_bf16") != std::string::npos);
     CHECK(c.path == "kernel_src/rms_norm.cu");
     CHECK(c.compile_ms > 0);
+}
+
+TEST_CASE("a check-only compile gives the full compile's entry points and bounds and no CUBIN") {
+    CompileOptions full;
+    full.defines["RMS_BLOCK"] = "128";
+    CompileOptions check = full;
+    check.check_only = true;
+    check.lineinfo = true; // -G carries the line table: not passed twice
+    const std::vector<std::string> argv = check.argv();
+    CHECK(argv[0] == "--gpu-architecture=compute_90");
+    CHECK(std::count(argv.begin(), argv.end(), "-G") == 1);
+    CHECK(std::count(argv.begin(), argv.end(), "-lineinfo") == 0);
+    for (const char* kernel : {"rms_norm", "conv1d", "delta_rule"}) {
+        CAPTURE(kernel);
+        const CompiledKernel a = compile(SourceSet::embedded(), kernel, full);
+        const CompiledKernel b = compile(SourceSet::embedded(), kernel, check);
+        CHECK(b.cubin.empty());
+        REQUIRE(a.entries.size() == b.entries.size());
+        REQUIRE(!a.entries.empty());
+        for (std::size_t i = 0; i < a.entries.size(); ++i) {
+            CHECK(encode_entry_params(a.entries[i]) == encode_entry_params(b.entries[i]));
+        }
+    }
+    const CompiledKernel r = compile(SourceSet::embedded(), "rms_norm", check);
+    REQUIRE(r.entry("rms_norm_f32"));
+    CHECK(r.entry("rms_norm_f32")->max_threads == 128);
+    // The front end still refuses what the source asserts: RMS_WIDTH % RMS_BLOCK.
+    check.defines["RMS_BLOCK"] = "96";
+    CHECK_THROWS_AS(compile(SourceSet::embedded(), "rms_norm", check), CompileError);
 }
 
 TEST_CASE("an injected define reaches the kernel: RMS_BLOCK changes the launch bounds") {

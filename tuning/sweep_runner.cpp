@@ -160,6 +160,7 @@ SweepResult run_variants(const SweepSpec& spec, const SweepOptions& options,
         EngineOptions eo;
         eo.arch = options.arch.empty() ? "sm_90" : options.arch;
         eo.cache.use_disk = !options.no_cache;
+        eo.check_only = true;
         Engine engine(nullptr, eo, std::move(provider));
         result.provenance.arch = engine.arch();
         result.provenance.tier = engine.flags().tier();
