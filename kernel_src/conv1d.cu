@@ -3,46 +3,66 @@
 //   xx[t] = x[b, c, t] for t >= 0, state_in[b, c, 3 + t] for t in -3..-1
 //   y[b, c, t] = act(bias[c] + w[c,0] xx[t-3] + w[c,1] xx[t-2] + w[c,2] xx[t-1] + w[c,3] xx[t])
 //   state_out[b, c, k] = xx[T - 3 + k]
-// Time is cut into tiles of CONV_TILE steps, one thread each, so that short sequences still
-// give every SM work: the carry-in state seeds tile 0, the window slides in registers, and
-// the last tile writes the carry-out. The sum is one fixed chain of fused multiply-adds, the
-// same for every tile size and load path.
+// A warp owns a segment of 32 * CONV_TILE steps of one (batch, channel) row, read in rounds:
+// in each round lane i holds the i-th chunk of E consecutive steps (16 bytes: 4 fp32 or 8 bf16),
+// so a round is one coalesced load of the warp's 32 chunks and one store. The three steps before
+// a chunk come from the lane before it (a shuffle), from the previous round's last lane, or, at
+// the segment's start, from memory (the carry-in state before t = 0). Short sequences still give
+// every SM work: a row of T steps is ceil(T / (32 * CONV_TILE)) warps. The sum is one fixed
+// chain of fused multiply-adds, the same for every tile, block and load path.
 #include "common.cuh"
 
 #ifndef CONV_TILE
-#define CONV_TILE 8 // time steps per thread: a multiple of 4 (8 bytes of bf16)
+#define CONV_TILE 8 // time steps per thread: a multiple of 4
 #endif
 #ifndef CONV_BLOCK
-#define CONV_BLOCK 256 // threads per block
+#define CONV_BLOCK 256 // threads per block: a multiple of 32
 #endif
 #ifndef CONV_SILU
 #define CONV_SILU 1 // 1: y = silu(conv), as Mamba's conv1d does; 0: no activation
 #endif
 
 static_assert(CONV_TILE % 4 == 0, "CONV_TILE must be a multiple of 4");
+static_assert(CONV_BLOCK % 32 == 0 && CONV_BLOCK <= 1024, "CONV_BLOCK: a multiple of 32, <= 1024");
 
-/// Element i of 8 bytes of T (2 fp32 or 4 bf16), as float.
-template <class T> __device__ __forceinline__ float lane_get(const uint2& v, int i);
-template <> __device__ __forceinline__ float lane_get<float>(const uint2& v, int i) {
-    return __uint_as_float(i == 0 ? v.x : v.y);
+/// E consecutive elements of T as one vector: 16 bytes (4 fp32, 8 bf16) or 8 bytes (4 bf16).
+template <class T, int E> struct Chunk;
+template <> struct Chunk<float, 4> {
+    using V = uint4;
+    static __device__ __forceinline__ float get(const V& v, int i) {
+        return __uint_as_float(i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w);
+    }
+    static __device__ __forceinline__ void set2(V& v, int i, float lo, float hi) {
+        (i == 0 ? v.x : v.z) = __float_as_uint(lo);
+        (i == 0 ? v.y : v.w) = __float_as_uint(hi);
+    }
+};
+/// fp32 to bf16 bits, round to nearest even, in one instruction (a NaN becomes 0x7fff).
+__device__ __forceinline__ unsigned short bf16_bits(float f) {
+    unsigned short h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
 }
-template <> __device__ __forceinline__ float lane_get<bf16>(const uint2& v, int i) {
-    const unsigned w = i < 2 ? v.x : v.y;
-    return __uint_as_float((i & 1) ? (w & 0xffff0000u) : (w << 16));
-}
+template <class T> __device__ __forceinline__ T store_value(float f);
+template <> __device__ __forceinline__ float store_value<float>(float f) { return f; }
+template <> __device__ __forceinline__ bf16 store_value<bf16>(float f) { return bf16{bf16_bits(f)}; }
 
-/// Stores `value`, rounded to T, as element i of 8 bytes of T.
-template <class T> __device__ __forceinline__ void lane_set(uint2& v, int i, float value);
-template <> __device__ __forceinline__ void lane_set<float>(uint2& v, int i, float value) {
-    (i == 0 ? v.x : v.y) = __float_as_uint(value);
-}
-template <> __device__ __forceinline__ void lane_set<bf16>(uint2& v, int i, float value) {
-    const unsigned h = from_float<bf16>(value).bits;
-    unsigned& w = i < 2 ? v.x : v.y;
-    w = (i & 1) ? ((w & 0x0000ffffu) | (h << 16)) : ((w & 0xffff0000u) | h);
-}
+template <class Vec> struct BfChunk {
+    using V = Vec;
+    static __device__ __forceinline__ float get(const V& v, int i) {
+        const unsigned w = reinterpret_cast<const unsigned*>(&v)[i / 2];
+        return __uint_as_float((i & 1) ? (w & 0xffff0000u) : (w << 16));
+    }
+    /// Elements i and i + 1 (i even), rounded as bf16_bits rounds each.
+    static __device__ __forceinline__ void set2(V& v, int i, float lo, float hi) {
+        unsigned w;
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
+        reinterpret_cast<unsigned*>(&v)[i / 2] = w;
+    }
+};
+template <> struct Chunk<bf16, 8> : BfChunk<uint4> {};
+template <> struct Chunk<bf16, 4> : BfChunk<uint2> {};
 
-template <class T>
 __device__ __forceinline__ float conv_step(float acc, float p0, float p1, float p2, float xt,
                                            const float* wc) {
     acc = __fmaf_rn(wc[0], p0, acc);
@@ -50,78 +70,141 @@ __device__ __forceinline__ float conv_step(float acc, float p0, float p1, float 
     acc = __fmaf_rn(wc[2], p2, acc);
     acc = __fmaf_rn(wc[3], xt, acc);
 #if CONV_SILU
-    acc = acc / (1.0f + expf(-acc));
+    // x / (1 + e^-x) with the hardware's exp2 and reciprocal, denormals flushed (a few ulp, as
+    // causal-conv1d's fast-math build computes it): the IEEE expf and division cost more than
+    // the loads.
+    float e, r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(acc * -1.4426950408889634f));
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + e));
+    acc *= r;
 #endif
     return acc;
 }
 
 template <class T>
-__device__ __forceinline__ void conv1d_tiles(const T* __restrict__ x, const T* __restrict__ w,
-                                             const T* __restrict__ bias,
-                                             const T* __restrict__ state_in, T* __restrict__ y,
-                                             T* __restrict__ state_out, int batch, int channels,
-                                             int steps) {
-    const int tiles = (steps + CONV_TILE - 1) / CONV_TILE;
-    const long long total = static_cast<long long>(batch) * channels * tiles;
-    // 8-byte vectors (2 fp32 or 4 bf16): a row of 1300 steps starts 8-byte aligned in both
-    // types, where 16 bytes would need a multiple of 4 (fp32) or 8 (bf16) steps.
-    constexpr int kVec = 8 / sizeof(T);
-    for (long long id = blockIdx.x * static_cast<long long>(CONV_BLOCK) + threadIdx.x; id < total;
-         id += static_cast<long long>(gridDim.x) * CONV_BLOCK) {
-        const int tile = static_cast<int>(id % tiles);
-        const long long row = id / tiles; // b * channels + c
-        const int c = static_cast<int>(row % channels);
+__device__ __forceinline__ void conv1d_segments(const T* __restrict__ x, const T* __restrict__ w,
+                                                const T* __restrict__ bias,
+                                                const T* __restrict__ state_in, T* __restrict__ y,
+                                                T* __restrict__ state_out, int batch, int channels,
+                                                int steps) {
+    // Steps per chunk: 16 bytes, or 8 bytes of bf16 when the tile holds no 8.
+    constexpr int E = 16 / sizeof(T) <= CONV_TILE && CONV_TILE % (16 / sizeof(T)) == 0
+                          ? 16 / sizeof(T)
+                          : 4;
+    constexpr int kRounds = CONV_TILE / E;
+    constexpr int kSpan = 32 * CONV_TILE; // steps per warp segment
+    using C = Chunk<T, E>;
+    const int lane = threadIdx.x & 31;
+    const long long segments = (steps + kSpan - 1) / kSpan;
+    const long long warps = static_cast<long long>(batch) * channels * segments;
+    const long long stride = static_cast<long long>(gridDim.x) * (CONV_BLOCK / 32);
+    for (long long wi = (blockIdx.x * static_cast<long long>(CONV_BLOCK) + threadIdx.x) / 32;
+         wi < warps; wi += stride) {
+        // 32-bit division where it fits (every shape short of 2^32 warps): a 64-bit one costs
+        // several times more, once per CONV_TILE steps of each thread.
+        long long row; // b * channels + c
+        int seg, c;
+        if (warps <= 0xffffffffll) {
+            const unsigned r32 = static_cast<unsigned>(wi) / static_cast<unsigned>(segments);
+            row = r32;
+            seg = static_cast<int>(static_cast<unsigned>(wi) - r32 * static_cast<unsigned>(segments));
+            c = static_cast<int>(r32 % static_cast<unsigned>(channels));
+        } else {
+            row = wi / segments;
+            seg = static_cast<int>(wi - row * segments);
+            c = static_cast<int>(row % channels);
+        }
         const T* xr = x + row * steps;
         T* yr = y + row * steps;
+        const T* sr = state_in ? state_in + row * 3 : nullptr;
         float wc[4];
 #pragma unroll
         for (int k = 0; k < 4; ++k)
             wc[k] = to_float(w[c * 4 + k]);
         const float b = bias ? to_float(bias[c]) : 0.0f;
-        const int t0 = tile * CONV_TILE;
-        float p[3]; // xx[t0-3], xx[t0-2], xx[t0-1]
+        const int s0 = seg * kSpan;
+        // Whole chunks when the row's chunks are aligned vectors (T a multiple of E).
+        const bool vec = (reinterpret_cast<size_t>(xr) % sizeof(typename C::V)) == 0 &&
+                         (reinterpret_cast<size_t>(yr) % sizeof(typename C::V)) == 0;
+        // The three steps before the segment: lane 0's carry into round 0.
+        float carry[3];
 #pragma unroll
         for (int k = 0; k < 3; ++k) {
-            const int t = t0 - 3 + k;
-            p[k] = t >= 0 ? to_float(xr[t]) : (state_in ? to_float(state_in[row * 3 + 3 + t]) : 0.0f);
+            const int t = s0 - 3 + k;
+            carry[k] = t >= 0 ? to_float(xr[t]) : (sr ? to_float(sr[3 + t]) : 0.0f);
         }
-        const bool vec = t0 + CONV_TILE <= steps && (reinterpret_cast<size_t>(xr) & 7) == 0 &&
-                         (reinterpret_cast<size_t>(yr) & 7) == 0;
-        if (vec) {
-            // Whole 8-byte vectors in and out, held in registers (indices are compile-time
-            // constants once unrolled; an array whose address is taken would go to local memory).
-            uint2 in[CONV_TILE / kVec], out[CONV_TILE / kVec] = {};
+        // A round in vectors when the whole warp's chunks are inside the row (the same answer
+        // in every lane: no lane diverges before the shuffles), element by element otherwise.
+        const auto whole = [&](int r) { return vec && s0 + (r + 1) * 32 * E <= steps; };
+        // Every round's loads first, so that they are all in flight at once: a whole segment
+        // as straight-line vector loads into registers of their own (a branch per round would
+        // make each load land in the same registers and wait for the one before).
+        float xs[kRounds][E];
+        if (whole(kRounds - 1)) {
+            typename C::V raw[kRounds];
 #pragma unroll
-            for (int v = 0; v < CONV_TILE / kVec; ++v)
-                in[v] = reinterpret_cast<const uint2*>(xr + t0)[v];
+            for (int r = 0; r < kRounds; ++r)
+                raw[r] = *reinterpret_cast<const typename C::V*>(xr + s0 + (r * 32 + lane) * E);
 #pragma unroll
-            for (int i = 0; i < CONV_TILE; ++i) {
-                const float xt = lane_get<T>(in[i / kVec], i % kVec);
-                lane_set<T>(out[i / kVec], i % kVec, conv_step<T>(b, p[0], p[1], p[2], xt, wc));
-                p[0] = p[1];
-                p[1] = p[2];
-                p[2] = xt;
-            }
+            for (int r = 0; r < kRounds; ++r)
 #pragma unroll
-            for (int v = 0; v < CONV_TILE / kVec; ++v)
-                reinterpret_cast<uint2*>(yr + t0)[v] = out[v];
+                for (int i = 0; i < E; ++i)
+                    xs[r][i] = C::get(raw[r], i);
         } else {
-            for (int t = t0; t < min(steps, t0 + CONV_TILE); ++t) {
-                const float xt = to_float(xr[t]);
-                yr[t] = from_float<T>(conv_step<T>(b, p[0], p[1], p[2], xt, wc));
-                p[0] = p[1];
-                p[1] = p[2];
-                p[2] = xt;
+#pragma unroll
+            for (int r = 0; r < kRounds; ++r) {
+                const int t0 = s0 + (r * 32 + lane) * E;
+                if (whole(r)) {
+                    const typename C::V v = *reinterpret_cast<const typename C::V*>(xr + t0);
+#pragma unroll
+                    for (int i = 0; i < E; ++i)
+                        xs[r][i] = C::get(v, i);
+                } else {
+#pragma unroll
+                    for (int i = 0; i < E; ++i)
+                        xs[r][i] = t0 + i < steps ? to_float(xr[t0 + i]) : 0.0f;
+                }
             }
         }
-        if (state_out && tile == tiles - 1) {
-            // p holds xx[T-3..T-1] only when the tile ended at T; read them again instead.
+#pragma unroll
+        for (int r = 0; r < kRounds; ++r) {
+            const int t0 = s0 + (r * 32 + lane) * E;
+            // The three steps before this chunk: the previous lane's last three, lane 0's from
+            // the previous round's lane 31 (or the carry into the segment).
+            float p[3];
 #pragma unroll
             for (int k = 0; k < 3; ++k) {
-                const int t = steps - 3 + k;
-                state_out[row * 3 + k] =
-                    t >= 0 ? xr[t] : (state_in ? state_in[row * 3 + 3 + t] : from_float<T>(0.0f));
+                const float up = __shfl_up_sync(0xffffffffu, xs[r][E - 3 + k], 1);
+                p[k] = lane == 0 ? carry[k] : up;
+                carry[k] = __shfl_sync(0xffffffffu, xs[r][E - 3 + k], 31);
             }
+            // Past the row's end a lane computes on zeros and stores nothing: no lane leaves
+            // the loop, so every shuffle runs converged.
+            float ys[E];
+#pragma unroll
+            for (int i = 0; i < E; ++i) {
+                ys[i] = conv_step(b, p[0], p[1], p[2], xs[r][i], wc);
+                p[0] = p[1];
+                p[1] = p[2];
+                p[2] = xs[r][i];
+            }
+            if (whole(r)) {
+                typename C::V out;
+#pragma unroll
+                for (int i = 0; i < E; i += 2)
+                    C::set2(out, i, ys[i], ys[i + 1]);
+                *reinterpret_cast<typename C::V*>(yr + t0) = out;
+            } else {
+#pragma unroll
+                for (int i = 0; i < E; ++i)
+                    if (t0 + i < steps)
+                        yr[t0 + i] = store_value<T>(ys[i]);
+            }
+        }
+        if (state_out && seg == segments - 1 && lane < 3) {
+            const int t = steps - 3 + lane;
+            state_out[row * 3 + lane] =
+                t >= 0 ? xr[t] : (sr ? sr[3 + t] : from_float<T>(0.0f));
         }
     }
 }
@@ -129,11 +212,11 @@ __device__ __forceinline__ void conv1d_tiles(const T* __restrict__ x, const T* _
 extern "C" __global__ void __launch_bounds__(CONV_BLOCK)
     conv1d_f32(const float* x, const float* w, const float* bias, const float* state_in, float* y,
                float* state_out, int batch, int channels, int steps) {
-    conv1d_tiles(x, w, bias, state_in, y, state_out, batch, channels, steps);
+    conv1d_segments(x, w, bias, state_in, y, state_out, batch, channels, steps);
 }
 
 extern "C" __global__ void __launch_bounds__(CONV_BLOCK)
     conv1d_bf16(const bf16* x, const bf16* w, const bf16* bias, const bf16* state_in, bf16* y,
                 bf16* state_out, int batch, int channels, int steps) {
-    conv1d_tiles(x, w, bias, state_in, y, state_out, batch, channels, steps);
+    conv1d_segments(x, w, bias, state_in, y, state_out, batch, channels, steps);
 }

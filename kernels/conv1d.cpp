@@ -55,9 +55,9 @@ KernelContract conv1d_contract() {
         scalar_arg("channels", ArgType::i32, "c"),
         scalar_arg("steps", ArgType::i32, "t"),
     };
-    // One thread per tile of CONV_TILE time steps of one (batch, channel) row.
+    // One warp per segment of 32 * CONV_TILE time steps of one (batch, channel) row.
     c.pipeline = {launch_step({{DType::f32, "conv1d_f32"}, {DType::bf16, "conv1d_bf16"}},
-                              {"ceil_div(b * c * ceil_div(t, CONV_TILE), CONV_BLOCK)"},
+                              {"ceil_div(b * c * ceil_div(t, 32 * CONV_TILE) * 32, CONV_BLOCK)"},
                               {"CONV_BLOCK"})};
     // Read x, w, bias and the carry-in, write y and the carry-out; four FMAs per output (the
     // activation is not counted).

@@ -70,14 +70,14 @@ TEST_CASE("the conv1d contract reads x w bias state_in and writes y and state_ou
     // Read x, write y, plus w (4 per channel), bias and both states.
     CHECK(f.bytes == (2 * x + 5 * 4096 + 2 * states) * 4);
     CHECK(f.flops == 8 * x);
-    // One thread per tile of CONV_TILE steps: 8 * 4096 rows of 163 tiles, 256 per block.
+    // One warp per segment of 32 * CONV_TILE steps: 8 * 4096 rows of 6 segments, 8 per block.
     REQUIRE(f.steps.size() == 1);
-    CHECK(f.main_launch().grid.str() == "(" + std::to_string((8 * 4096 * 163 + 255) / 256) +
-                                            ",1,1)");
+    CHECK(f.main_launch().grid.str() == "(" + std::to_string(8 * 4096 * 6 / 8) + ",1,1)");
     CHECK(f.main_launch().block.str() == "(256,1,1)");
+    // 15 rows of one segment each: 15 warps, 2 per block of 64.
     CHECK(plan_at("conv1d", "b=3,c=5,t=37", DType::f32, {{"CONV_TILE", "16"}, {"CONV_BLOCK", "64"}})
               .main_launch()
-              .grid.x == 1);
+              .grid.x == 8);
     REQUIRE(f.scalars.size() == 3);
     CHECK(f.scalars[0].value == 8);
     CHECK(f.scalars[1].value == 4096);
