@@ -163,7 +163,9 @@ CacheKey make_cache_key(const SourceSet& sources, std::string_view kernel,
     // Name expressions in the order given: it is the order NVRTC instantiates them in.
     for (const auto& e : options.name_expressions)
         put(parts[KeyComponents::options], "name-expression=" + e);
-    put(parts[KeyComponents::arch], options.arch);
+    // The target compiled for: a check-only compile's is the virtual arch.
+    put(parts[KeyComponents::arch],
+        options.check_only ? "compute_" + options.arch.substr(3) : options.arch);
     parts[KeyComponents::includes] = includes_component(options);
     parts[KeyComponents::toolkit] = toolkit_component(toolkit_dirs_for(options, sources, file));
     put(parts[KeyComponents::nvrtc], std::to_string(nvrtc));

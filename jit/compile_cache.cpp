@@ -90,8 +90,8 @@ std::vector<Specialized> CompileCache::get_all(const SourceSet& sources,
     // A check-only request is answered by the full compile's entry when the disk holds it: the
     // same entry points, parameters, bounds and lowered names.
     const auto load_full = [&](std::size_t i) {
-        if (!disk_ || !requests[i].options.check_only)
-            return false;
+        if (!disk_ || !requests[i].options.check_only || requests[i].options.ptx)
+            return false; // (a disk entry keeps no PTX)
         CompileOptions full = requests[i].options;
         full.check_only = false;
         const CacheKey key = make_cache_key(sources, requests[i].kernel, full);

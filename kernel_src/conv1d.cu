@@ -37,11 +37,16 @@ template <> struct Chunk<float, 4> {
         (i == 0 ? v.y : v.w) = __float_as_uint(hi);
     }
 };
-/// fp32 to bf16 bits, round to nearest even, in one instruction (a NaN becomes 0x7fff).
+/// fp32 to bf16 bits, round to nearest even: one instruction from sm_80 (a NaN becomes
+/// 0x7fff), common.cuh's rule before it.
 __device__ __forceinline__ unsigned short bf16_bits(float f) {
+#if __CUDA_ARCH__ >= 800
     unsigned short h;
     asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
     return h;
+#else
+    return from_float<bf16>(f).bits;
+#endif
 }
 template <class T> __device__ __forceinline__ T store_value(float f);
 template <> __device__ __forceinline__ float store_value<float>(float f) { return f; }
@@ -55,8 +60,12 @@ template <class Vec> struct BfChunk {
     }
     /// Elements i and i + 1 (i even), rounded as bf16_bits rounds each.
     static __device__ __forceinline__ void set2(V& v, int i, float lo, float hi) {
+#if __CUDA_ARCH__ >= 800
         unsigned w;
         asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
+#else
+        const unsigned w = bf16_bits(lo) | (unsigned(bf16_bits(hi)) << 16);
+#endif
         reinterpret_cast<unsigned*>(&v)[i / 2] = w;
     }
 };

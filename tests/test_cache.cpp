@@ -421,6 +421,11 @@ TEST_CASE("a check-only request is never stored and is served by the full compil
     CHECK(a.origin == Origin::compiled);
     CHECK(a.compiled->cubin.empty());
     CHECK(cc.disk()->list().empty()); // nothing loadable to keep
+    // Its key names its target (compute_90), not only its -G: a full compile passed -G by
+    // hand is another key.
+    CompileOptions debug;
+    debug.extra = {"-G"};
+    CHECK(make_cache_key(src, "tiny", check).hex() != make_cache_key(src, "tiny", debug).hex());
     CHECK(cc.get(src, {"tiny", check}).origin == Origin::compiled);
     // Once the full compile is on disk, it answers the check-only request.
     REQUIRE(cc.get(src, {"tiny", {}}).compiled);
@@ -431,6 +436,12 @@ TEST_CASE("a check-only request is never stored and is served by the full compil
     CHECK(b.compiled->options.check_only);
     REQUIRE(b.compiled->entries.size() == a.compiled->entries.size());
     CHECK(encode_entry_params(b.compiled->entries[0]) == encode_entry_params(a.compiled->entries[0]));
+    // A check-only request that wants the PTX compiles: a disk entry keeps none.
+    check.ptx = true;
+    const Specialized c = cc.get(src, {"tiny", check});
+    REQUIRE(c.compiled);
+    CHECK(c.origin == Origin::compiled);
+    CHECK(c.compiled->ptx.find(".entry tiny") != std::string::npos);
 }
 
 TEST_CASE("a compile error is reported through the cache and nothing is stored") {

@@ -126,6 +126,21 @@ TEST_CASE("a check-only compile gives the full compile's entry points and bounds
     CHECK_THROWS_AS(compile(SourceSet::embedded(), "rms_norm", check), CompileError);
 }
 
+TEST_CASE("kjit's kernels compile for the oldest and the newest architecture NVRTC knows") {
+    // Instructions an older architecture lacks (cvt.rn.bf16x2 before sm_80) are guarded by
+    // __CUDA_ARCH__: a kernel that builds only for the GPU it was tuned on fails its users.
+    const std::vector<std::string> archs = supported_archs();
+    REQUIRE(!archs.empty());
+    for (const std::string& arch : {archs.front(), archs.back()})
+        for (const char* kernel : {"rms_norm", "conv1d", "delta_rule"}) {
+            CAPTURE(arch);
+            CAPTURE(kernel);
+            CompileOptions o;
+            o.arch = arch;
+            CHECK_NOTHROW(compile(SourceSet::embedded(), kernel, o));
+        }
+}
+
 TEST_CASE("an injected define reaches the kernel: RMS_BLOCK changes the launch bounds") {
     const SourceSet set = SourceSet::embedded();
     CompileOptions a, b;
