@@ -240,6 +240,18 @@ std::string contract_shape(const TomlNode& n, const ContractPlanner& planner, DT
     return text;
 }
 
+/// A `dtypes` list: each name parsed, an unknown one an error at its item.
+std::vector<DType> dtype_list(const TomlNode& n) {
+    std::vector<DType> out;
+    for (const TomlNode& item : n.array("dtypes").items())
+        try {
+            out.push_back(parse_dtype(item.string("dtypes")));
+        } catch (const ConfigError& e) {
+            item.fail(e.message);
+        }
+    return out;
+}
+
 /// A table of defines (NAME = integer, string or boolean).
 Defines defines_table(const TomlNode& n, std::string_view what) {
     Defines out;
@@ -330,16 +342,8 @@ KernelContract read_contract(const TomlDocument& doc) {
     if (const auto n = root.get("source"))
         c.source = n->string("source");
     c.shape_keys = root.required("shape", "the contract file").strings("shape");
-    if (const auto n = root.get("dtypes")) {
-        for (const TomlNode& item : n->array("dtypes").items())
-            try {
-                c.dtypes.push_back(parse_dtype(item.string("dtypes")));
-            } catch (const ConfigError& e) {
-                item.fail(e.message);
-            }
-    } else {
-        c.dtypes = {DType::f32};
-    }
+    const auto dtypes = root.get("dtypes");
+    c.dtypes = dtypes ? dtype_list(*dtypes) : std::vector{DType::f32};
     if (const auto n = root.get("defines"))
         c.defines = defines_table(*n, "defines");
     if (const auto n = root.get("launch_params"))
@@ -424,12 +428,7 @@ KernelContract read_contract(const TomlDocument& doc) {
             t.only_keys({"shape", "dtypes", "defines"}, "[[check]]");
             CheckShape cs;
             if (const auto d = t.get("dtypes"))
-                for (const TomlNode& item : d->array("dtypes").items())
-                    try {
-                        cs.dtypes.push_back(parse_dtype(item.string("dtypes")));
-                    } catch (const ConfigError& e) {
-                        item.fail(e.message);
-                    }
+                cs.dtypes = dtype_list(*d);
             Defines defines;
             if (const auto d = t.get("defines")) {
                 defines = defines_table(*d, "defines");
