@@ -22,7 +22,8 @@ import tomllib
 import cupy as cp
 import numpy as np
 import torch
-import torch.nn.functional as F
+
+from peers_kernels import graphed
 
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
 
@@ -58,21 +59,6 @@ class Timer:
             all_b += b
             ratios.append(statistics.median(b) / statistics.median(a))
         return all_a, all_b, ratios
-
-
-def graphed(fn):
-    """fn captured once in a CUDA graph; the returned callable replays it. Both arms are timed
-    this way by default: one graph launch each, so that neither arm's host cost (Python, the
-    peer's checks and allocation) shows in its device time."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    return g.replay
 
 
 def copy_gbps(timer):
@@ -191,7 +177,10 @@ def main():
                             torch.cuda.synchronize()
                             diff = ((y.float() - ref.float()).abs().max() /
                                     ref.float().abs().max().clamp_min(1e-30)).item()
-                            fa, fb = (ours, peer) if a.stream else (graphed(ours), graphed(peer))
+                            # One call per graph: neither arm's host cost (Python, the peer's
+                            # checks and allocation) shows in its device time.
+                            fa, fb = ((ours, peer) if a.stream
+                                      else (graphed(ours, calls=1), graphed(peer, calls=1)))
                             ta, tb, ratios = timer.abba(fa, fb, a.pairs, a.reps)
                             del fa, fb
                             ka, pb = statistics.median(ta), statistics.median(tb)

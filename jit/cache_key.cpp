@@ -163,9 +163,7 @@ CacheKey make_cache_key(const SourceSet& sources, std::string_view kernel,
     // Name expressions in the order given: it is the order NVRTC instantiates them in.
     for (const auto& e : options.name_expressions)
         put(parts[KeyComponents::options], "name-expression=" + e);
-    // The target compiled for: a check-only compile's is the virtual arch.
-    put(parts[KeyComponents::arch],
-        options.check_only ? "compute_" + options.arch.substr(3) : options.arch);
+    put(parts[KeyComponents::arch], options.target()); // a check-only compile's: compute_NN
     parts[KeyComponents::includes] = includes_component(options);
     parts[KeyComponents::toolkit] = toolkit_component(toolkit_dirs_for(options, sources, file));
     put(parts[KeyComponents::nvrtc], std::to_string(nvrtc));

@@ -9,9 +9,13 @@
 
 namespace kjit {
 
+std::string CompileOptions::target() const {
+    return check_only ? "compute_" + arch.substr(3) : arch;
+}
+
 std::vector<std::string> CompileOptions::argv() const {
     std::vector<std::string> out;
-    out.push_back("--gpu-architecture=" + (check_only ? "compute_" + arch.substr(3) : arch));
+    out.push_back("--gpu-architecture=" + target());
     if (check_only)
         out.emplace_back("-G");
     out.push_back("-std=" + std);

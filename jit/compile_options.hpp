@@ -37,6 +37,8 @@ struct CompileOptions {
     std::vector<std::string> name_expressions;
     std::vector<std::string> extra;        ///< passed through verbatim, after the others
 
+    /// What NVRTC compiles for: `arch`, or its virtual compute_NN for a check-only compile.
+    [[nodiscard]] std::string target() const;
     /// The NVRTC flags, in a fixed order (defines sorted by name).
     [[nodiscard]] std::vector<std::string> argv() const;
     /// The toolkit include directories the compile searches: toolkit_include_dirs, else the
