@@ -69,6 +69,10 @@ KernelSpec read_kernel(const TomlTable& t, SourceLocation& fallback_at) {
                 spec.tuned_dtype = e.value.string("dtype");
                 continue;
             }
+            if (e.key == "contract") {
+                spec.tuned_contract = e.value.string("contract");
+                continue;
+            }
             if (const auto i = e.value.as_integer())
                 spec.tuned_shape[e.key] = std::to_string(*i);
             else if (const auto v = e.value.as_string())

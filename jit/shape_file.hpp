@@ -46,6 +46,8 @@ struct KernelSpec {
     /// (`rows`, `n`); a value may name shape entries as `${tokens}`. Empty: no lookup.
     std::map<std::string, std::string> tuned_shape{};
     std::string tuned_dtype{}; ///< the entry's dtype ("" : any)
+    /// The contract whose entries apply, when not the source's own (TunedEntry::contract).
+    std::string tuned_contract{};
     /// The tuned table its shape file names (null: none): Engine::prepare injects the entry's
     /// defines for its device, under the ones the spec sets itself.
     std::shared_ptr<const TunedTable> tuned{};

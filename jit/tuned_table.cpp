@@ -19,7 +19,14 @@ namespace fs = std::filesystem;
 namespace {
 
 /// What makes two entries the same slot of the table.
-auto slot(const TunedEntry& e) { return std::tie(e.kernel, e.gpu, e.arch, e.dtype, e.shape); }
+auto slot(const TunedEntry& e) {
+    return std::tie(e.kernel, e.contract, e.gpu, e.arch, e.dtype, e.shape);
+}
+
+/// The kernel, and its contract where that is named otherwise: "conv1d (conv1d_update)".
+std::string entry_name(const std::string& kernel, const std::string& contract) {
+    return contract.empty() ? kernel : kernel + " (" + contract + ")";
+}
 
 std::int64_t pow2_ceil(std::int64_t v) {
     std::int64_t p = 1;
@@ -29,12 +36,14 @@ std::int64_t pow2_ceil(std::int64_t v) {
 }
 
 TunedEntry read_entry(const TomlTable& t) {
-    t.only_keys({"kernel", "shape", "dtype", "gpu", "arch", "source", "defines", "median_us",
-                 "baseline_us", "sweep"},
+    t.only_keys({"kernel", "contract", "shape", "dtype", "gpu", "arch", "source", "defines",
+                 "median_us", "baseline_us", "sweep"},
                 "[[entry]]");
     TunedEntry e;
     e.where = t.where();
     e.kernel = t.required("kernel", "[[entry]]").string("kernel");
+    if (const auto n = t.get("contract"); n && n->string("contract") != e.kernel)
+        e.contract = n->string("contract");
     for (const TomlEntry& s : t.required("shape", "[[entry]]").table("shape").entries())
         e.shape[s.key] = s.value.integer(s.key);
     if (e.shape.empty())
@@ -57,10 +66,12 @@ TunedEntry read_entry(const TomlTable& t) {
 }
 
 TunedBucket read_bucket(const TomlTable& t) {
-    t.only_keys({"kernel", "key", "rule"}, "[[bucket]]");
+    t.only_keys({"kernel", "contract", "key", "rule"}, "[[bucket]]");
     TunedBucket b;
     b.where = t.where();
     b.kernel = t.required("kernel", "[[bucket]]").string("kernel");
+    if (const auto n = t.get("contract"); n && n->string("contract") != b.kernel)
+        b.contract = n->string("contract");
     b.key = t.required("key", "[[bucket]]").string("key");
     const TomlNode rule = t.required("rule", "[[bucket]]");
     b.rule = rule.string("rule");
@@ -102,7 +113,7 @@ TunedTable TunedTable::load(const fs::path& path) {
             TunedEntry e = read_entry(t);
             for (const TunedEntry& have : table.entries)
                 if (slot(have) == slot(e))
-                    throw ConfigError("a second entry for " + e.kernel + " " +
+                    throw ConfigError("a second entry for " + entry_name(e.kernel, e.contract) + " " +
                                           tuned_shape_text(e.shape) + " " + e.dtype + " on " +
                                           e.gpu + " " + e.arch + " (the first is at line " +
                                           std::to_string(have.where.line) + ")",
@@ -132,11 +143,17 @@ void TunedTable::save() const {
           "# arch. Written by `kjit sweep --record` and `kjit tune`; a shape file names it\n"
           "# (`tuned = ...`) and start-up specialization injects an entry's defines on its GPU.\n"
           "# `kjit audit` reports entries whose kernel source has changed since (`source`).\n";
-    for (const TunedBucket& b : buckets)
-        os << "\n[[bucket]]\nkernel = " << toml_string(b.kernel) << "\nkey = " << toml_string(b.key)
-           << "\nrule = " << toml_string(b.rule) << "\n";
+    for (const TunedBucket& b : buckets) {
+        os << "\n[[bucket]]\nkernel = " << toml_string(b.kernel);
+        if (!b.contract.empty())
+            os << "\ncontract = " << toml_string(b.contract);
+        os << "\nkey = " << toml_string(b.key) << "\nrule = " << toml_string(b.rule) << "\n";
+    }
     for (const TunedEntry* e : sorted) {
-        os << "\n[[entry]]\nkernel = " << toml_string(e->kernel) << "\nshape = {";
+        os << "\n[[entry]]\nkernel = " << toml_string(e->kernel);
+        if (!e->contract.empty())
+            os << "\ncontract = " << toml_string(e->contract);
+        os << "\nshape = {";
         const char* sep = " ";
         for (const auto& [k, v] : e->shape) {
             os << sep << k << " = " << v;
@@ -172,9 +189,13 @@ void TunedTable::save() const {
 TunedMatch TunedTable::lookup(std::string_view kernel,
                               const std::map<std::string, std::int64_t>& shape,
                               std::string_view dtype, std::string_view gpu,
-                              std::string_view arch) const {
+                              std::string_view arch, std::string_view contract) const {
+    // A contract named like its source is the source's own.
+    if (contract == kernel)
+        contract = {};
     const auto fits = [&](const TunedEntry& e) {
-        return e.kernel == kernel && e.arch == arch && (gpu.empty() || e.gpu == gpu) &&
+        return e.kernel == kernel && e.contract == contract && e.arch == arch &&
+               (gpu.empty() || e.gpu == gpu) &&
                (dtype.empty() || e.dtype == dtype);
     };
     const auto exact = [&](const std::map<std::string, std::int64_t>& s) -> const TunedEntry* {
@@ -186,7 +207,7 @@ TunedMatch TunedTable::lookup(std::string_view kernel,
     if (const TunedEntry* e = exact(shape))
         return {e, "exact"};
     for (const TunedBucket& b : buckets) {
-        if (b.kernel != kernel || !shape.contains(b.key))
+        if (b.kernel != kernel || b.contract != contract || !shape.contains(b.key))
             continue;
         const std::int64_t v = shape.at(b.key);
         if (b.rule == "pow2") {
@@ -230,13 +251,14 @@ std::vector<Diagnostic> stale_tuned_entries(const TunedTable& table, const Sourc
         d.line = e.where.line;
         d.column = e.where.column;
         d.severity = Severity::error;
-        const std::string what = "tuned entry for " + e.kernel + " " + tuned_shape_text(e.shape) +
-                                 " on " + e.gpu + " " + e.arch;
+        const std::string what = "tuned entry for " + entry_name(e.kernel, e.contract) + " " +
+                                 tuned_shape_text(e.shape) + " on " + e.gpu + " " + e.arch;
         if (!sources.find(e.kernel + ".cu")) {
             d.message = what + " names a kernel the sources lack";
         } else if (const std::string now = tuned_source_hash(sources, e.kernel); e.source != now) {
             d.message = what + " was recorded for source " + e.source + ", and the source is " +
-                        now + " now: re-run kjit tune " + e.kernel;
+                        now + " now: re-run kjit tune " +
+                        (e.contract.empty() ? e.kernel : e.contract);
         } else {
             continue;
         }

@@ -22,6 +22,10 @@ class SourceSet;
 /// One recorded winner.
 struct TunedEntry {
     std::string kernel;                        ///< the kernel source: "rms_norm"
+    /// The contract whose sweep measured it, when that is not named like its source
+    /// ("conv1d_update" of conv1d.cu); empty for the source's own contract. Two contracts of one
+    /// source launch different entry points: their entries never stand in for each other.
+    std::string contract;
     std::map<std::string, std::int64_t> shape; ///< the sweep's shape, in its contract's keys
     std::string dtype;                         ///< "f32", "bf16"
     std::string gpu;                           ///< the device's name: "NVIDIA H200"
@@ -40,7 +44,8 @@ struct TunedEntry {
 struct TunedBucket {
     std::string kernel;
     std::string key;
-    std::string rule; ///< "pow2" or "nearest"
+    std::string rule;     ///< "pow2" or "nearest"
+    std::string contract{}; ///< as TunedEntry::contract: the entries the rule reads
     SourceLocation where{};
 };
 
@@ -60,18 +65,19 @@ struct TunedTable {
     /// type, a bad rule, or two entries for one kernel, shape, dtype, GPU and arch. A file that
     /// does not exist is an empty table (what `kjit tune` starts from).
     static TunedTable load(const std::filesystem::path& path);
-    /// Adds `entry`, replacing the one for the same kernel, shape, dtype, GPU and arch.
+    /// Adds `entry`, replacing the one for the same kernel, contract, shape, dtype, GPU and arch.
     void record(TunedEntry entry);
     /// Writes the table to `file` (a temporary beside it, then renamed: a reader never sees
     /// half a table), entries sorted by kernel, GPU, arch, dtype and shape.
     void save() const;
-    /// The entry for `kernel` at `shape` on `gpu` and `arch`: exact shape first, then the
-    /// kernel's bucket rules; `dtype` "" matches any dtype and `gpu` "" any GPU of `arch` (the
-    /// first in file order). No entry: TunedMatch with entry null.
+    /// The entry for `kernel` (and `contract`, see TunedEntry) at `shape` on `gpu` and
+    /// `arch`: exact shape first, then the kernel's bucket rules; `dtype` "" matches any dtype
+    /// and `gpu` "" any GPU of `arch` (the first in file order). No entry: TunedMatch with
+    /// entry null.
     [[nodiscard]] TunedMatch lookup(std::string_view kernel,
                                     const std::map<std::string, std::int64_t>& shape,
                                     std::string_view dtype, std::string_view gpu,
-                                    std::string_view arch) const;
+                                    std::string_view arch, std::string_view contract = {}) const;
 };
 
 /// The kernel's source and every header it can include, hashed (12 hex digits): what a tuned

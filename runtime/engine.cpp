@@ -74,10 +74,15 @@ std::string Engine::apply_tuned(const SourceSet& sources, const std::string& sou
         return {};
     const auto tuned_shape = resolve_tuned_shape(spec, shape);
     const std::string gpu = context_ ? context_->device().name() : std::string();
-    const TunedMatch m = spec.tuned->lookup(source, tuned_shape, spec.tuned_dtype, gpu, arch_);
+    const TunedMatch m =
+        spec.tuned->lookup(source, tuned_shape, spec.tuned_dtype, gpu, arch_, spec.tuned_contract);
     const std::string table = display_path(spec.tuned->file);
     if (!m.entry)
-        return "no entry in " + table + " for " + source + " " + tuned_shape_text(tuned_shape) +
+        return "no entry in " + table + " for " + source +
+               (spec.tuned_contract.empty() || spec.tuned_contract == source
+                    ? ""
+                    : " (" + spec.tuned_contract + ")") +
+               " " + tuned_shape_text(tuned_shape) +
                (spec.tuned_dtype.empty() ? "" : " " + spec.tuned_dtype) + " on " +
                (gpu.empty() ? "any GPU" : gpu) + " " + arch_ + ": the kernel's defaults";
     const std::string where = table + ":" + std::to_string(m.entry->where.line);

@@ -136,6 +136,61 @@ TEST_CASE("a lookup takes the exact shape then the bucket rules on the device's 
           4096);
 }
 
+TEST_CASE("two contracts of one source keep their own entries and buckets") {
+    // conv1d.cu holds the sequence kernel and the decode step: a sweep of either records under
+    // the source, the step's entries naming their contract, and neither stands in for the other.
+    TempDir dir;
+    TunedTable t;
+    t.file = dir.path() / "t.toml";
+    t.record(entry("NVIDIA H200", 4096, "64"));
+    TunedEntry step = entry("NVIDIA H200", 4096, "512");
+    step.contract = "splitk_small";
+    t.record(step);
+    REQUIRE(t.entries.size() == 2); // two slots: the contract is part of one
+    t.save();
+    CHECK(contains(test::read_file(t.file), "kernel = \"splitk_gemv\"\ncontract = \"splitk_small\""));
+    TunedTable back = TunedTable::load(t.file);
+    REQUIRE(back.entries.size() == 2);
+    const std::map<std::string, std::int64_t> at4096{{"rows", 4096}, {"cols", 4096}};
+    const auto block = [&](std::string_view contract, const std::map<std::string, std::int64_t>& at) {
+        const TunedMatch m = back.lookup("splitk_gemv", at, "", "NVIDIA H200", "sm_90", contract);
+        return m.entry ? m.entry->defines.at("GEMV_BLOCK") : std::string("none");
+    };
+    CHECK(block("", at4096) == "64");
+    CHECK(block("splitk_gemv", at4096) == "64"); // the source's own contract
+    CHECK(block("splitk_small", at4096) == "512");
+    CHECK(block("splitk_other", at4096) == "none");
+    // A bucket reads the entries of its contract only.
+    const std::map<std::string, std::int64_t> at3000{{"rows", 3000}, {"cols", 4096}};
+    back.buckets.push_back({"splitk_gemv", "rows", "pow2", "splitk_small"});
+    CHECK(block("splitk_small", at3000) == "512");
+    CHECK(block("", at3000) == "none");
+    back.save();
+    CHECK(TunedTable::load(t.file).buckets.at(0).contract == "splitk_small");
+    // A contract named like its source is written as none.
+    write_file(dir.path() / "same.toml",
+               "[[entry]]\nkernel = \"k\"\ncontract = \"k\"\nshape = { n = 1 }\ngpu = \"G\"\n"
+               "arch = \"sm_90\"\ndefines = { B = \"1\" }\n");
+    CHECK(TunedTable::load(dir.path() / "same.toml").entries.at(0).contract.empty());
+    // kjit tune of a contract named otherwise than its source records it.
+    SweepSpec spec;
+    spec.kernel = "splitk_gemv";
+    spec.contract.name = "splitk_small";
+    spec.shape = {{"rows", 64}};
+    SweepParam p;
+    p.name = "GEMV_BLOCK";
+    spec.params = {p};
+    SweepResult r;
+    SweepRow row;
+    row.variant.defines = {{"GEMV_BLOCK", "128"}};
+    row.variant.baseline = true;
+    row.check = "IDENTICAL";
+    r.rows = {row};
+    CHECK(tuned_entry(spec, r).contract == "splitk_small");
+    spec.contract.name = "splitk_gemv";
+    CHECK(tuned_entry(spec, r).contract.empty());
+}
+
 TEST_CASE("a shape file names its tuned table and each kernel's tuned shape") {
     TempDir dir;
     tuned_project(dir.path(), "");
@@ -145,6 +200,7 @@ TEST_CASE("a shape file names its tuned table and each kernel's tuned shape") {
     CHECK(k.tuned == sf.tuned);
     CHECK(resolve_tuned_shape(k, sf.shape) ==
           std::map<std::string, std::int64_t>{{"rows", 4096}, {"cols", 14336}});
+    CHECK(k.tuned_contract.empty());
 
     const auto error_of = [&](const std::string& from, const std::string& to) {
         std::string text = test::read_file(dir.path() / "kernels/model.toml");
@@ -168,6 +224,14 @@ TEST_CASE("a shape file names its tuned table and each kernel's tuned shape") {
           "lacks; did you mean 'd_model'? at 15:9");
     CHECK(error_of("rows = \"${d_model}\"", "rows = 1.5") ==
           "a tuned shape value is an integer or a string such as \"${rows}\" at 15:18");
+    // `contract` names whose entries apply; it is no shape key.
+    std::string text = test::read_file(dir.path() / "kernels/model.toml");
+    const std::string from = "tuned = { rows";
+    text.replace(text.find(from), from.size(), "tuned = { contract = \"splitk_small\", rows");
+    write_file(dir.path() / "kernels/other.toml", text);
+    const ShapeFile other = ShapeFile::load(dir.path() / "kernels/other.toml");
+    CHECK(other.kernels.front().tuned_contract == "splitk_small");
+    CHECK(resolve_tuned_shape(other.kernels.front(), other.shape).size() == 2);
 }
 
 TEST_CASE("start-up injects a tuned entry whole and says where each define came from") {

@@ -18,6 +18,8 @@ TunedEntry tuned_entry(const SweepSpec& spec, const SweepResult& result) {
         throw ConfigError("no variant passed its check: nothing to record", spec.file);
     TunedEntry e;
     e.kernel = spec.kernel;
+    if (spec.contract.name != spec.kernel)
+        e.contract = spec.contract.name;
     for (const auto& [k, v] : spec.shape)
         e.shape[k] = v;
     e.dtype = std::string(dtype_name(spec.dtype));
