@@ -1,10 +1,14 @@
-"""kjit's conv1d against causal-conv1d over a grid of shapes (bench/grids/conv1d.toml), both in
-this process with one timer: CUDA events around each call (a one-call CUDA graph replay per arm
-unless --stream), the L2 flushed before each (a 256 MiB
-write outside the timed region), warm-ups first, and A B B A blocks of repetitions per case.
+"""kjit's conv1d and conv1d_update against causal-conv1d over a grid of shapes
+(bench/grids/conv1d.toml, bench/grids/conv1d_update.toml), both in this process with one timer:
+CUDA events around each call, the L2 flushed before each (a 256 MiB write outside the timed
+region), warm-ups first, and A B B A blocks of repetitions per case.
+conv1d: a one-call CUDA graph replay per arm (unless --stream), against causal_conv1d_fn.
+conv1d_update (one decode token, the state rolled in place): against causal_conv1d_update, timed
+two ways: `--calls` calls captured in one graph, per call (launch cost amortized, the data warm
+after the first call), and one call per replay (cold L2, one replay's overhead).
 kjit's arm is the CUBIN `kjit compile` writes, launched through CuPy on torch's stream with the
-contract's grid; the peer is causal_conv1d_fn on the same tensors. Each case also compares the
-two outputs (max abs difference over max abs value) so that both compute the same thing.
+contract's grid. Each case also compares the two outputs (max abs difference over max abs
+value; for the update the rolled states too) so that both compute the same thing.
 
 Prints one line per case and a summary; --csv writes the rows. Usage (GPU machine):
   python3 bench/peers_grid.py bench/grids/conv1d.toml --kjit build/tools/kjit --src kernel_src
@@ -68,8 +72,21 @@ def copy_gbps(timer):
     return 2 * x.numel() / us / 1e3
 
 
+def on_torch_stream(fn, grid, block, args):
+    """A launch of a CuPy kernel on torch's current stream (the capture stream in a capture)."""
+    def run():
+        with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+            fn((grid,), (block,), args)
+    return run
+
+
+def ptr(a):
+    return np.uint64(a.data_ptr() if a is not None else 0)
+
+
 class KjitConv1d:
-    """conv1d compiled by kjit (one CUBIN per define set), launched with the contract's grid."""
+    """conv1d.cu compiled by kjit (one CUBIN per define set), launched with the contracts'
+    grids."""
 
     def __init__(self, kjit, src, defines, workdir):
         self.kjit, self.src, self.defines, self.workdir = kjit, src, dict(defines), workdir
@@ -88,21 +105,148 @@ class KjitConv1d:
                 cmd += ["-D", f"{k}={v}"]
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
             self.modules[key] = cp.RawModule(path=path)
-        return self.modules[key].get_function(f"conv1d_{dtype}"), d
+        return self.modules[key], d
 
     def launcher(self, dtype, silu, x, w, bias, y):
-        fn, d = self.function(dtype, silu)
+        module, d = self.function(dtype, silu)
         b, c, t = x.shape
         tile, block = int(d["CONV_TILE"]), int(d["CONV_BLOCK"])
         warps = b * c * (-(-t // (32 * tile)))
-        grid = -(-(warps * 32) // block)
-        ptr = lambda a: np.uint64(a.data_ptr() if a is not None else 0)
         args = (ptr(x), ptr(w), ptr(bias), np.uint64(0), ptr(y), np.uint64(0),
                 np.int32(b), np.int32(c), np.int32(t))
-        def run(): # on torch's current stream (the capture stream inside a graph capture)
-            with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
-                fn((grid,), (block,), args)
-        return run
+        return on_torch_stream(module.get_function(f"conv1d_{dtype}"),
+                               -(-(warps * 32) // block), block, args)
+
+    def update_launcher(self, dtype, silu, x, w, bias, state, y):
+        module, d = self.function(dtype, silu)
+        b, c = x.shape
+        block = int(d["CONV_BLOCK"])
+        args = (ptr(x), ptr(w), ptr(bias), ptr(state), ptr(y), np.int32(b), np.int32(c))
+        return on_torch_stream(module.get_function(f"conv1d_update_{dtype}"), -(-(b * c) // block),
+                               block, args)
+
+
+def tuned_defines(path, kernel, keys):
+    """(dtype, *shape values in `keys` order) -> defines, for this GPU's entries of `kernel`."""
+    tuned = {}
+    if path:
+        with open(path, "rb") as f:
+            gpu = torch.cuda.get_device_name()
+            for e in tomllib.load(f).get("entry", []):
+                # conv1d_update's entries sit under its source, conv1d.cu, naming the contract.
+                if (e["kernel"] == "conv1d" and e.get("contract", "conv1d") == kernel
+                        and e["gpu"] == gpu):
+                    d = {k: v for k, v in e["defines"].items() if k != "CONV_SILU"}
+                    tuned[(e["dtype"], *(e["shape"][k] for k in keys))] = d
+    return tuned
+
+
+def relative_diff(got, want):
+    return ((got.float() - want.float()).abs().max() /
+            want.float().abs().max().clamp_min(1e-30)).item()
+
+
+def conv1d_rows(a, grid, kjit_for, timer, ceiling):
+    from causal_conv1d import causal_conv1d_fn
+    for dname in a.dtype or grid["dtypes"]:
+        dtype = DTYPES[dname]
+        for b in grid["b"]:
+            for c in grid["c"]:
+                for t in grid["t"]:
+                    x = torch.randn(b, c, t, device="cuda", dtype=dtype)
+                    w = torch.randn(c, 4, device="cuda", dtype=dtype) * 0.5
+                    bias_t = torch.randn(c, device="cuda", dtype=dtype)
+                    y = torch.empty_like(x)
+                    nbytes = 2 * x.numel() * x.element_size()
+                    kjit, used = kjit_for((dname, b, c, t))
+                    config = f"T{used['CONV_TILE']}xB{used['CONV_BLOCK']}"
+                    for form in grid["forms"]:
+                        silu = "silu" in form
+                        bias = bias_t if "bias" in form else None
+                        act = "silu" if silu else None
+                        ours = kjit.launcher(dname, silu, x, w, bias, y)
+                        peer = lambda: causal_conv1d_fn(x, w, bias, activation=act)
+                        ours()
+                        ref = peer()
+                        torch.cuda.synchronize()
+                        diff = relative_diff(y, ref)
+                        # One call per graph: neither arm's host cost (Python, the peer's
+                        # checks and allocation) shows in its device time.
+                        fa, fb = ((ours, peer) if a.stream
+                                  else (graphed(ours, calls=1), graphed(peer, calls=1)))
+                        ta, tb, ratios = timer.abba(fa, fb, a.pairs, a.reps)
+                        del fa, fb
+                        ka, pb = statistics.median(ta), statistics.median(tb)
+                        r = statistics.median(ratios)
+                        row = dict(dtype=dname, b=b, c=c, t=t, form=form, config=config,
+                                   kjit_us=ka, peer_us=pb, speedup=r, low=min(ratios),
+                                   high=max(ratios), kjit_gbps=nbytes / ka / 1e3,
+                                   copy_share=nbytes / ka / 1e3 / ceiling, diff=diff,
+                                   mib=nbytes / 2**20)
+                        print(f"{dname:4} b={b:<2} c={c:<4} t={t:<4} {form:9} {config:9} "
+                              f"kjit {ka:9.2f} us causal-conv1d {pb:9.2f} us  "
+                              f"peer/kjit {r:5.3f} [{min(ratios):5.3f} .. {max(ratios):5.3f}]  "
+                              f"{row['kjit_gbps']:7.1f} GB/s ({100 * row['copy_share']:4.1f} % "
+                              f"of copy)  diff {diff:.1e}", flush=True)
+                        yield row
+                    del x, y
+
+
+def update_rows(a, grid, kjit_for, timer, ceiling):
+    from causal_conv1d import causal_conv1d_update
+    for dname in a.dtype or grid["dtypes"]:
+        dtype = DTYPES[dname]
+        for b in grid["b"]:
+            for c in grid["c"]:
+                x = torch.randn(b, c, device="cuda", dtype=dtype)
+                w = torch.randn(c, 4, device="cuda", dtype=dtype) * 0.5
+                bias_t = torch.randn(c, device="cuda", dtype=dtype)
+                state0 = torch.randn(b, c, 3, device="cuda", dtype=dtype)
+                ours_state, peer_state = state0.clone(), state0.clone()
+                y = torch.empty_like(x)
+                # x, y and the state read and written; w and bias once per channel.
+                nbytes = (2 * b * c + 2 * 3 * b * c + 5 * c) * x.element_size()
+                kjit, used = kjit_for((dname, b, c))
+                config = f"B{used['CONV_BLOCK']}"
+                for form in grid["forms"]:
+                    silu = "silu" in form
+                    bias = bias_t if "bias" in form else None
+                    act = "silu" if silu else None
+                    ours = kjit.update_launcher(dname, silu, x, w, bias, ours_state, y)
+                    peer = lambda: causal_conv1d_update(x, peer_state, w, bias, activation=act)
+                    ours_state.copy_(state0)
+                    peer_state.copy_(state0)
+                    ours()
+                    ref = peer()
+                    torch.cuda.synchronize()
+                    diff = max(relative_diff(y, ref), relative_diff(ours_state, peer_state))
+                    row = dict(dtype=dname, b=b, c=c, form=form, config=config, diff=diff)
+                    line = f"{dname:4} b={b:<2} c={c:<4} {form:9} {config:5}"
+                    # Many calls per graph, per call; then one call per replay.
+                    for mode, calls in (("many", a.calls), ("one", 1)):
+                        fa, fb = graphed(ours, calls=calls), graphed(peer, calls=calls)
+                        ta, tb, ratios = timer.abba(fa, fb, a.pairs, a.reps)
+                        del fa, fb
+                        ka = statistics.median(ta) / calls
+                        pb = statistics.median(tb) / calls
+                        r = statistics.median(ratios)
+                        row.update({f"{mode}_kjit_us": ka, f"{mode}_peer_us": pb,
+                                    f"{mode}_speedup": r, f"{mode}_low": min(ratios),
+                                    f"{mode}_high": max(ratios)})
+                        line += (f"  {mode}: kjit {ka:7.2f} us peer {pb:7.2f} us "
+                                 f"{r:5.3f} [{min(ratios):5.3f} .. {max(ratios):5.3f}]")
+                    # The primary figure: many calls per graph (as a decode chain runs).
+                    row.update(speedup=row["many_speedup"], low=row["many_low"],
+                               kjit_gbps=nbytes / row["many_kjit_us"] / 1e3,
+                               copy_share=nbytes / row["many_kjit_us"] / 1e3 / ceiling,
+                               mib=nbytes / 2**20)
+                    print(line + f"  diff {diff:.1e}", flush=True)
+                    yield row
+                del x, y, ours_state, peer_state
+
+
+KERNELS = {"conv1d": (("b", "c", "t"), conv1d_rows),
+           "conv1d_update": (("b", "c"), update_rows)}
 
 
 def main():
@@ -114,36 +258,28 @@ def main():
                     help="NAME=VALUE for kjit's compile (default: the contract's defaults)")
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--calls", type=int, default=32,
+                    help="conv1d_update: calls captured in one graph for the per-call figure")
     ap.add_argument("--csv")
     ap.add_argument("--dtype", action="append", help="only these dtypes")
     ap.add_argument("--table", help="a tuned table: each shape's entry (exact shape, dtype and "
                     "GPU) gives kjit's defines there, else the defaults")
     ap.add_argument("--stream", action="store_true",
-                    help="time stream launches instead of one-call graph replays")
+                    help="conv1d: time stream launches instead of one-call graph replays")
     a = ap.parse_args()
     with open(a.grid, "rb") as f:
         grid = tomllib.load(f)
-    from causal_conv1d import causal_conv1d_fn
-
-    defines = {"CONV_TILE": "8", "CONV_BLOCK": "256"} # the contract's defaults
+    keys, rows_of = KERNELS[grid["kernel"]]
+    # The contracts' defaults (kernels/conv1d.cpp); the update reads CONV_BLOCK only.
+    defines = {"CONV_TILE": "16", "CONV_BLOCK": "64"}
     for kv in a.defines:
         k, v = kv.split("=", 1)
         defines[k] = v
-    tuned = {}
-    if a.table:
-        with open(a.table, "rb") as f:
-            gpu = torch.cuda.get_device_name()
-            for e in tomllib.load(f).get("entry", []):
-                if e["kernel"] == "conv1d" and e["gpu"] == gpu:
-                    s = e["shape"]
-                    d = {k: v for k, v in e["defines"].items() if k != "CONV_SILU"}
-                    tuned[(e["dtype"], s["b"], s["c"], s["t"])] = d
+    tuned = tuned_defines(a.table, grid["kernel"], keys)
     torch.manual_seed(0)
     timer = Timer()
     ceiling = copy_gbps(timer)
-    print(f"device-to-device copy: {ceiling:.1f} GB/s; kjit defines {defines}; "
-          f"{'stream launches' if a.stream else 'one-call graph replays'}", flush=True)
-    rows = []
+    print(f"device-to-device copy: {ceiling:.1f} GB/s; kjit defines {defines}", flush=True)
     with tempfile.TemporaryDirectory() as work:
         kjits = {}
 
@@ -151,54 +287,10 @@ def main():
             d = dict(defines, **tuned.get(key, {}))
             k = tuple(sorted(d.items()))
             if k not in kjits:
+                os.makedirs(work + f"/{len(kjits)}")
                 kjits[k] = KjitConv1d(a.kjit, a.src, d, work + f"/{len(kjits)}")
-                os.makedirs(work + f"/{len(kjits) - 1}")
             return kjits[k], d
-        for dname in a.dtype or grid["dtypes"]:
-            dtype = DTYPES[dname]
-            for b in grid["b"]:
-                for c in grid["c"]:
-                    for t in grid["t"]:
-                        x = torch.randn(b, c, t, device="cuda", dtype=dtype)
-                        w = torch.randn(c, 4, device="cuda", dtype=dtype) * 0.5
-                        bias_t = torch.randn(c, device="cuda", dtype=dtype)
-                        y = torch.empty_like(x)
-                        nbytes = 2 * x.numel() * x.element_size()
-                        kjit, used = kjit_for((dname, b, c, t))
-                        config = f"T{used['CONV_TILE']}xB{used['CONV_BLOCK']}"
-                        for form in grid["forms"]:
-                            silu = "silu" in form
-                            bias = bias_t if "bias" in form else None
-                            act = "silu" if silu else None
-                            ours = kjit.launcher(dname, silu, x, w, bias, y)
-                            peer = lambda: causal_conv1d_fn(x, w, bias, activation=act)
-                            ours()
-                            ref = peer()
-                            torch.cuda.synchronize()
-                            diff = ((y.float() - ref.float()).abs().max() /
-                                    ref.float().abs().max().clamp_min(1e-30)).item()
-                            # One call per graph: neither arm's host cost (Python, the peer's
-                            # checks and allocation) shows in its device time.
-                            fa, fb = ((ours, peer) if a.stream
-                                      else (graphed(ours, calls=1), graphed(peer, calls=1)))
-                            ta, tb, ratios = timer.abba(fa, fb, a.pairs, a.reps)
-                            del fa, fb
-                            ka, pb = statistics.median(ta), statistics.median(tb)
-                            r = statistics.median(ratios)
-                            row = dict(dtype=dname, b=b, c=c, t=t, form=form, config=config,
-                                       kjit_us=ka,
-                                       peer_us=pb, speedup=r, low=min(ratios), high=max(ratios),
-                                       kjit_gbps=nbytes / ka / 1e3,
-                                       copy_share=nbytes / ka / 1e3 / ceiling, diff=diff,
-                                       mib=nbytes / 2**20)
-                            rows.append(row)
-                            print(f"{dname:4} b={b:<2} c={c:<4} t={t:<4} {form:9} {config:9} "
-                                  f"kjit {ka:9.2f} us "
-                                  f"causal-conv1d {pb:9.2f} us  peer/kjit {r:5.3f} "
-                                  f"[{min(ratios):5.3f} .. {max(ratios):5.3f}]  "
-                                  f"{row['kjit_gbps']:7.1f} GB/s ({100 * row['copy_share']:4.1f} % "
-                                  f"of copy)  diff {diff:.1e}", flush=True)
-                        del x, y
+        rows = list(rows_of(a, grid, kjit_for, timer, ceiling))
     if not rows:
         print("summary: no case ran")
         return 1
@@ -208,7 +300,12 @@ def main():
     print(f"summary: {len(rows)} cases, {len(passed)} pass (peer/kjit >= 1.0, low >= 0.97); "
           f"geomean peer/kjit {geo:.3f}; worst {min(r['speedup'] for r in rows):.3f}; "
           f"cases >= 256 MiB at >= 90 % of copy: "
-          f"{sum(r['copy_share'] >= 0.9 for r in big)} of {len(big)}")
+          f"{sum(r['copy_share'] >= 0.9 for r in big)} of {len(big)}; "
+          f"largest output difference {max(r['diff'] for r in rows):.1e}")
+    if "one_speedup" in rows[0]:
+        geo1 = math.exp(sum(math.log(r["one_speedup"]) for r in rows) / len(rows))
+        print(f"summary, one call per replay: geomean peer/kjit {geo1:.3f}; "
+              f"{sum(r['one_speedup'] >= 1.0 and r['one_low'] >= 0.97 for r in rows)} pass")
     if a.csv:
         with open(a.csv, "w", newline="") as f:
             wr = csv.DictWriter(f, fieldnames=list(rows[0]))

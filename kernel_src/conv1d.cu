@@ -10,13 +10,20 @@
 // the segment's start, from memory (the carry-in state before t = 0). Short sequences still give
 // every SM work: a row of T steps is ceil(T / (32 * CONV_TILE)) warps. The sum is one fixed
 // chain of fused multiply-adds, the same for every tile, block and load path.
+//
+// conv1d_update_*: one decode step, in place. A token x [B, C] enters the rolling state
+// [B, C, 3] (conv1d's carry layout, so a prefill's state_out is the first step's state):
+//   y[b, c] = act(bias[c] + w[c,0] s[0] + w[c,1] s[1] + w[c,2] s[2] + w[c,3] x[b, c])
+//   state[b, c] <- (s[1], s[2], x[b, c])
+// A thread per (batch, channel), the same chain of fused multiply-adds as the sequence
+// kernel's: conv1d over T + 1 steps gives the bits of conv1d over T steps and one update.
 #include "common.cuh"
 
 #ifndef CONV_TILE
-#define CONV_TILE 8 // time steps per thread: a multiple of 4
+#define CONV_TILE 16 // time steps per thread: a multiple of 4
 #endif
 #ifndef CONV_BLOCK
-#define CONV_BLOCK 256 // threads per block: a multiple of 32
+#define CONV_BLOCK 64 // threads per block: a multiple of 32
 #endif
 #ifndef CONV_SILU
 #define CONV_SILU 1 // 1: y = silu(conv), as Mamba's conv1d does; 0: no activation
@@ -228,4 +235,37 @@ extern "C" __global__ void __launch_bounds__(CONV_BLOCK)
     conv1d_bf16(const bf16* x, const bf16* w, const bf16* bias, const bf16* state_in, bf16* y,
                 bf16* state_out, int batch, int channels, int steps) {
     conv1d_segments(x, w, bias, state_in, y, state_out, batch, channels, steps);
+}
+
+template <class T>
+__device__ __forceinline__ void conv1d_update_one(const T* __restrict__ x, const T* __restrict__ w,
+                                                  const T* __restrict__ bias, T* __restrict__ state,
+                                                  T* __restrict__ y, int batch, int channels) {
+    const long long i = blockIdx.x * static_cast<long long>(CONV_BLOCK) + threadIdx.x;
+    if (i >= static_cast<long long>(batch) * channels)
+        return;
+    const int c = static_cast<int>(i % channels);
+    T* s = state + i * 3;
+    const T s0 = s[0], s1 = s[1], s2 = s[2], xt = x[i];
+    float wc[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+        wc[k] = to_float(w[c * 4 + k]);
+    const float b = bias ? to_float(bias[c]) : 0.0f;
+    y[i] = store_value<T>(conv_step(b, to_float(s0), to_float(s1), to_float(s2), to_float(xt), wc));
+    s[0] = s1;
+    s[1] = s2;
+    s[2] = xt;
+}
+
+extern "C" __global__ void __launch_bounds__(CONV_BLOCK)
+    conv1d_update_f32(const float* x, const float* w, const float* bias, float* state, float* y,
+                      int batch, int channels) {
+    conv1d_update_one(x, w, bias, state, y, batch, channels);
+}
+
+extern "C" __global__ void __launch_bounds__(CONV_BLOCK)
+    conv1d_update_bf16(const bf16* x, const bf16* w, const bf16* bias, bf16* state, bf16* y,
+                       int batch, int channels) {
+    conv1d_update_one(x, w, bias, state, y, batch, channels);
 }

@@ -14,6 +14,10 @@ void rms_norm_reference_io(ReferenceIo& io);
 KernelContract conv1d_contract();
 /// The contract's float64 reference, registered as "conv1d".
 void conv1d_reference_io(ReferenceIo& io);
+/// kernels/conv1d.cpp: one decode step of conv1d, the state rolled in place.
+KernelContract conv1d_update_contract();
+/// The contract's float64 reference, registered as "conv1d_update".
+void conv1d_update_reference_io(ReferenceIo& io);
 /// kernels/delta_rule.cpp
 KernelContract delta_rule_contract();
 /// The contract's float64 reference, registered as "delta_rule".

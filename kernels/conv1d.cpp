@@ -4,6 +4,7 @@
 #include "kernels/references.hpp"
 
 #include <cmath>
+#include <vector>
 
 namespace kjit {
 
@@ -43,7 +44,7 @@ KernelContract conv1d_contract() {
     c.name = "conv1d";
     c.shape_keys = {"b", "c", "t"};
     c.dtypes = {DType::f32, DType::bf16};
-    c.defines = {{"CONV_TILE", "8"}, {"CONV_BLOCK", "256"}, {"CONV_SILU", "1"}};
+    c.defines = {{"CONV_TILE", "16"}, {"CONV_BLOCK", "64"}, {"CONV_SILU", "1"}};
     c.args = {
         input_arg("x", "b * c * t"),
         input_arg("w", "c * 4"),
@@ -75,6 +76,51 @@ KernelContract conv1d_contract() {
     // One tile, a length that is no multiple of the tile (the element-by-element path), and
     // the production length at fewer channels.
     c.digest_shapes = {"b=1,c=4,t=8", "b=2,c=64,t=37", "b=2,c=256,t=1300"};
+    return c;
+}
+
+void conv1d_update_reference_io(ReferenceIo& io) {
+    // One step of the sequence reference: the state before the step is its carry-in.
+    const std::span<const double> before = io.input("state");
+    const std::vector<double> state_in(before.begin(), before.end());
+    conv1d_reference(io.input("x"), io.input("w"), io.input("bias"), state_in, io.output("y"),
+                     io.output("state"), static_cast<int>(io.shape("b")),
+                     static_cast<int>(io.shape("c")), 1, io.define("CONV_SILU") != 0);
+}
+
+KernelContract conv1d_update_contract() {
+    KernelContract c;
+    c.name = "conv1d_update";
+    c.source = "conv1d"; // the sequence kernel's file: one chain of FMAs for both
+    c.shape_keys = {"b", "c"};
+    c.dtypes = {DType::f32, DType::bf16};
+    c.defines = {{"CONV_BLOCK", "64"}, {"CONV_SILU", "1"}};
+    ContractArg state = input_arg("state", "b * c * 3");
+    state.role = ArgRole::in_out; // rolled in place, as a decode chain keeps it
+    c.args = {
+        input_arg("x", "b * c"),
+        input_arg("w", "c * 4"),
+        input_arg("bias", "c"),
+        state,
+        output_arg("y", "b * c"),
+        scalar_arg("batch", ArgType::i32, "b"),
+        scalar_arg("channels", ArgType::i32, "c"),
+    };
+    // A thread per (batch, channel).
+    c.pipeline = {launch_step({{DType::f32, "conv1d_update_f32"}, {DType::bf16, "conv1d_update_bf16"}},
+                              {"ceil_div(b * c, CONV_BLOCK)"}, {"CONV_BLOCK"})};
+    // Read x, w, bias and the state, write y and the state; four FMAs per output.
+    c.bytes = "(2 * b * c + 5 * c + 2 * b * c * 3) * dtype_size";
+    c.flops = "8 * b * c";
+    c.reference = "conv1d_update";
+    c.bench_shape = "b=1,c=8192";
+    // Batch-1 decode, then an odd channel count no block divides, without the activation.
+    for (DType d : {DType::f32, DType::bf16}) {
+        c.check_shapes.push_back({"b=1,c=8192", {d}, {}});
+        c.check_shapes.push_back({"b=3,c=37", {d}, {}});
+    }
+    c.check_shapes.push_back({"b=3,c=37", {DType::f32}, {"CONV_SILU=0"}});
+    c.digest_shapes = {"b=1,c=8192", "b=3,c=37", "b=32,c=4096"};
     return c;
 }
 

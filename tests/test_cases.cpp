@@ -55,7 +55,7 @@ TEST_SUITE("cases") {
 TEST_CASE("the conv1d contract reads x w bias state_in and writes y and state_out") {
     const KernelContract& kc = kernel_contract("conv1d");
     CHECK(kc.dtypes == std::vector<DType>{DType::f32, DType::bf16});
-    CHECK(defines_text(kc.defines) == "CONV_BLOCK=256 CONV_SILU=1 CONV_TILE=8");
+    CHECK(defines_text(kc.defines) == "CONV_BLOCK=64 CONV_SILU=1 CONV_TILE=16");
     const CasePlan f = plan_at("conv1d", kc.bench_shape, DType::f32);
     CHECK(f.entry() == "conv1d_f32");
     CHECK(names(f, f.inputs) == std::vector<std::string>{"x", "w", "bias", "state_in"});
@@ -70,10 +70,10 @@ TEST_CASE("the conv1d contract reads x w bias state_in and writes y and state_ou
     // Read x, write y, plus w (4 per channel), bias and both states.
     CHECK(f.bytes == (2 * x + 5 * 4096 + 2 * states) * 4);
     CHECK(f.flops == 8 * x);
-    // One warp per segment of 32 * CONV_TILE steps: 8 * 4096 rows of 6 segments, 8 per block.
+    // One warp per segment of 32 * CONV_TILE steps: 8 * 4096 rows of 3 segments, 2 per block.
     REQUIRE(f.steps.size() == 1);
-    CHECK(f.main_launch().grid.str() == "(" + std::to_string(8 * 4096 * 6 / 8) + ",1,1)");
-    CHECK(f.main_launch().block.str() == "(256,1,1)");
+    CHECK(f.main_launch().grid.str() == "(" + std::to_string(8 * 4096 * 3 / 2) + ",1,1)");
+    CHECK(f.main_launch().block.str() == "(64,1,1)");
     // 15 rows of one segment each: 15 warps, 2 per block of 64.
     CHECK(plan_at("conv1d", "b=3,c=5,t=37", DType::f32, {{"CONV_TILE", "16"}, {"CONV_BLOCK", "64"}})
               .main_launch()
@@ -89,6 +89,56 @@ TEST_CASE("the conv1d contract reads x w bias state_in and writes y and state_ou
     CHECK(h.bytes == f.bytes / 2);
     CHECK(output_tolerance(f.buffers[f.outputs[0]]) == 1e-6);
     CHECK(output_tolerance(h.buffers[h.outputs[0]]) == 1e-2);
+}
+
+TEST_CASE("the conv1d_update contract rolls the state in place from conv1d's source") {
+    const KernelContract& kc = kernel_contract("conv1d_update");
+    CHECK(kc.source_name() == "conv1d");
+    CHECK(kc.dtypes == std::vector<DType>{DType::f32, DType::bf16});
+    CHECK(defines_text(kc.defines) == "CONV_BLOCK=64 CONV_SILU=1");
+    const CasePlan f = plan_at("conv1d_update", "b=3,c=37", DType::f32);
+    CHECK(f.entry() == "conv1d_update_f32");
+    CHECK(names(f, f.inputs) == std::vector<std::string>{"x", "w", "bias", "state"});
+    // The state is read and written in place: an output too, restored before every check.
+    CHECK(names(f, f.outputs) == std::vector<std::string>{"state", "y"});
+    CHECK(f.buffers[f.inputs[3]].count == 3 * 37 * 3);
+    CHECK(f.bytes == (2 * 3 * 37 + 5 * 37 + 2 * 3 * 37 * 3) * 4);
+    // A thread per (batch, channel): 111 threads, two blocks of 64.
+    CHECK(f.main_launch().grid.str() == "(2,1,1)");
+    CHECK(f.main_launch().block.str() == "(64,1,1)");
+    CHECK(f.main_launch().params.size() == 7);
+    const CasePlan h = plan_at("conv1d_update", "b=1,c=8192", DType::bf16);
+    CHECK(h.entry() == "conv1d_update_bf16");
+    CHECK(h.main_launch().grid.x == 128);
+}
+
+TEST_CASE("the conv1d_update reference is one more step of the sequence reference") {
+    // x over T + 1 steps through conv1d equals T steps and then one update of the carry.
+    const int b = 2, c = 3, t = 5;
+    std::vector<double> x(b * c * (t + 1)), w(c * 4), bias(c), state0(b * c * 3);
+    for (std::size_t i = 0; i < x.size(); ++i)
+        x[i] = std::sin(0.7 * static_cast<double>(i));
+    for (std::size_t i = 0; i < w.size(); ++i)
+        w[i] = std::cos(1.3 * static_cast<double>(i));
+    for (std::size_t i = 0; i < bias.size(); ++i)
+        bias[i] = 0.1 * static_cast<double>(i) - 0.2;
+    for (std::size_t i = 0; i < state0.size(); ++i)
+        state0[i] = 0.5 - 0.05 * static_cast<double>(i);
+    std::vector<double> y_all(x.size()), state_all(state0.size());
+    conv1d_reference(x, w, bias, state0, y_all, state_all, b, c, t + 1, true);
+    std::vector<double> head(b * c * t), last(b * c);
+    for (int r = 0; r < b * c; ++r) {
+        std::copy_n(x.begin() + r * (t + 1), t, head.begin() + r * t);
+        last[r] = x[r * (t + 1) + t];
+    }
+    std::vector<double> y_head(head.size()), carry(state0.size());
+    conv1d_reference(head, w, bias, state0, y_head, carry, b, c, t, true);
+    const CasePlan plan = plan_at("conv1d_update", "b=2,c=3", DType::f32);
+    const std::vector<std::vector<double>> inputs = {last, w, bias, carry};
+    const auto out = reference_outputs(plan, std::span<const std::vector<double>>(inputs));
+    CHECK(out[0] == state_all);
+    for (int r = 0; r < b * c; ++r)
+        CHECK(out[1][r] == y_all[r * (t + 1) + t]);
 }
 
 TEST_CASE("the delta_rule contract copies the state in and then updates it in place") {
@@ -341,8 +391,8 @@ TEST_CASE("the default check cases cover every contract in every dtype and are a
     CHECK(specs.size() == spec_names.size());
     CHECK(specs.front().name == "rms_norm/RMS_BLOCK=256");
     CHECK(check_defines({"conv1d", "b=3,c=5,t=37", DType::f32, {"CONV_SILU=0"}}) ==
-          Defines{{"CONV_BLOCK", "256"}, {"CONV_SILU", "0"}, {"CONV_TILE", "8"}});
-    CHECK(cases.size() == 13);
+          Defines{{"CONV_BLOCK", "64"}, {"CONV_SILU", "0"}, {"CONV_TILE", "16"}});
+    CHECK(cases.size() == 18);
     CHECK(cases[3].dtype == DType::bf16); // rms_norm's three f32 cases, then its bf16 ones
 }
 

@@ -73,7 +73,8 @@ TEST_CASE("the fixture contract linked into this binary is registered with no li
     std::vector<std::string> names;
     for (const KernelContract* c : kernel_contracts())
         names.push_back(c->name);
-    CHECK(names == std::vector<std::string>{"rms_norm", "conv1d", "delta_rule", "axpy"});
+    CHECK(names == std::vector<std::string>{"rms_norm", "conv1d", "conv1d_update", "delta_rule",
+                                                 "axpy"});
     const KernelContract& axpy = kernel_contract("axpy");
     CHECK(axpy.args.at(1).role == ArgRole::in_out);
     const CasePlan plan = plan_case(axpy, parse_shape(axpy, "n=5"), DType::f32);
@@ -128,6 +129,70 @@ TEST_CASE("conv1d matches the float64 reference in fp32 and bf16 on both load pa
                   (d == DType::bf16 ? 1e-2 : 1e-6));
             CHECK(element_values(got[1]) == want[1]); // the carry-out is copied, exactly
         }
+}
+
+TEST_CASE("conv1d over T + 1 steps is conv1d over T steps and one conv1d_update bit for bit") {
+    // The decode step continues a prefill: its output is the sequence kernel's last column and
+    // its rolled state the sequence kernel's carry-out, in every dtype, tile and activation.
+    KJIT_REQUIRE_DEVICE();
+    Fixture f;
+    KJIT_TEST_RANDOM_SEED(seed);
+    const int b = 2, c = 67;
+    for (DType d : {DType::f32, DType::bf16})
+        for (const char* silu : {"1", "0"})
+            for (int t : {0, 2, 37, 1300}) {
+                INFO(dtype_name(d) << " CONV_SILU=" << silu << " t=" << t);
+                const std::size_t es = dtype_size(d);
+                const Defines seq{{"CONV_SILU", silu}, {"CONV_TILE", t == 37 ? "4" : "16"}};
+                const auto shape = [&](int steps) {
+                    return "b=" + std::to_string(b) + ",c=" + std::to_string(c) +
+                           ",t=" + std::to_string(steps);
+                };
+                // The whole sequence.
+                const CasePlan all = plan_at("conv1d", shape(t + 1), d, seq);
+                const std::vector<HostBuffer> in_all = generated_inputs(all, seed);
+                CaseBuffers buf_all(all, in_all);
+                const auto got_all = run_case_once(f.prepare("conv1d", seq), all, buf_all);
+                // Its first T steps (none: the carry-in passes through), then the last token.
+                std::vector<HostBuffer> in_head = in_all, in_step;
+                HostBuffer last = in_all[0];
+                last.count = static_cast<std::size_t>(b) * c;
+                last.bytes.resize(last.count * es);
+                in_head[0].count = last.count * t;
+                in_head[0].bytes.resize(in_head[0].count * es);
+                for (std::size_t r = 0; r < last.count; ++r) {
+                    const std::byte* row = in_all[0].bytes.data() + r * (t + 1) * es;
+                    std::memcpy(in_head[0].bytes.data() + r * t * es, row, t * es);
+                    std::memcpy(last.bytes.data() + r * es, row + t * es, es);
+                }
+                std::vector<HostBuffer> got_head;
+                if (t > 0) {
+                    const CasePlan head = plan_at("conv1d", shape(t), d, seq);
+                    CaseBuffers buf_head(head, in_head);
+                    got_head = run_case_once(f.prepare("conv1d", seq), head, buf_head);
+                } else {
+                    got_head = {HostBuffer{}, in_all[3]};
+                }
+                const Defines upd{{"CONV_SILU", silu}};
+                const CasePlan step = plan_at("conv1d_update", "b=2,c=67", d, upd);
+                const std::vector<HostBuffer> in_upd = {last, in_all[1], in_all[2], got_head[1]};
+                CaseBuffers buf_step(step, in_upd);
+                const auto got_step =
+                    run_case_once(f.prepare("conv1d_update", upd), step, buf_step);
+                CHECK(got_step[0].bytes == got_all[1].bytes); // the state: the carry-out
+                std::vector<std::byte> last_column(last.bytes.size());
+                for (std::size_t r = 0; r < last.count; ++r)
+                    std::memcpy(last_column.data() + r * es,
+                                got_all[0].bytes.data() + (r * (t + 1) + t) * es, es);
+                CHECK(got_step[1].bytes == last_column);
+                if (t == 37) {
+                    // And both against the float64 reference.
+                    const auto want = reference_outputs(step, in_upd);
+                    CHECK(relative_l2(element_values(got_step[1]), want[1]) <
+                          (d == DType::bf16 ? 1e-2 : 1e-6));
+                    CHECK(element_values(got_step[0]) == want[0]);
+                }
+            }
 }
 
 TEST_CASE("delta-rule decode matches the reference and is bit-identical across BV") {
