@@ -110,8 +110,9 @@ class KjitConv1d:
     def launcher(self, dtype, silu, x, w, bias, y):
         module, d = self.function(dtype, silu)
         b, c, t = x.shape
-        tile, block = int(d["CONV_TILE"]), int(d["CONV_BLOCK"])
-        warps = b * c * (-(-t // (32 * tile)))
+        tile, block, segs = int(d["CONV_TILE"]), int(d["CONV_BLOCK"]), int(d["CONV_SEGS"])
+        segs = segs or (4 if dtype == "bf16" else 1) # 0: the source's rule by element size
+        warps = b * c * (-(-(-(-t // (32 * tile))) // segs))
         args = (ptr(x), ptr(w), ptr(bias), np.uint64(0), ptr(y), np.uint64(0),
                 np.int32(b), np.int32(c), np.int32(t))
         return on_torch_stream(module.get_function(f"conv1d_{dtype}"),
@@ -159,7 +160,7 @@ def conv1d_rows(a, grid, kjit_for, timer, ceiling):
                     y = torch.empty_like(x)
                     nbytes = 2 * x.numel() * x.element_size()
                     kjit, used = kjit_for((dname, b, c, t))
-                    config = f"T{used['CONV_TILE']}xB{used['CONV_BLOCK']}"
+                    config = f"T{used['CONV_TILE']}xB{used['CONV_BLOCK']}xS{used['CONV_SEGS']}"
                     for form in grid["forms"]:
                         silu = "silu" in form
                         bias = bias_t if "bias" in form else None
@@ -271,7 +272,7 @@ def main():
         grid = tomllib.load(f)
     keys, rows_of = KERNELS[grid["kernel"]]
     # The contracts' defaults (kernels/conv1d.cpp); the update reads CONV_BLOCK only.
-    defines = {"CONV_TILE": "16", "CONV_BLOCK": "64"}
+    defines = {"CONV_TILE": "16", "CONV_BLOCK": "64", "CONV_SEGS": "0"}
     for kv in a.defines:
         k, v = kv.split("=", 1)
         defines[k] = v

@@ -3,13 +3,15 @@
 //   xx[t] = x[b, c, t] for t >= 0, state_in[b, c, 3 + t] for t in -3..-1
 //   y[b, c, t] = act(bias[c] + w[c,0] xx[t-3] + w[c,1] xx[t-2] + w[c,2] xx[t-1] + w[c,3] xx[t])
 //   state_out[b, c, k] = xx[T - 3 + k]
-// A warp owns a segment of 32 * CONV_TILE steps of one (batch, channel) row, read in rounds:
-// in each round lane i holds the i-th chunk of E consecutive steps (16 bytes: 4 fp32 or 8 bf16),
-// so a round is one coalesced load of the warp's 32 chunks and one store. The three steps before
-// a chunk come from the lane before it (a shuffle), from the previous round's last lane, or, at
-// the segment's start, from memory (the carry-in state before t = 0). Short sequences still give
-// every SM work: a row of T steps is ceil(T / (32 * CONV_TILE)) warps. The sum is one fixed
-// chain of fused multiply-adds, the same for every tile, block and load path.
+// A warp owns S consecutive segments (CONV_SEGS) of 32 * CONV_TILE steps of one (batch, channel)
+// row, each read in rounds: in each round lane i holds the i-th chunk of E consecutive steps
+// (16 bytes: 4 fp32 or 8 bf16), so a round is one coalesced load of the warp's 32 chunks and one
+// store. The three steps before a chunk come from the lane before it (a shuffle), from the
+// previous round's last lane (across segments too), or, at the warp's first step, from memory
+// (the carry-in state before t = 0). While a warp computes a segment, the next one's loads are in
+// flight. Short sequences still give every SM work: a row of T steps is
+// ceil(T / (32 * CONV_TILE * S)) warps. The sum is one fixed chain of fused
+// multiply-adds, the same for every tile, block, segment count and load path.
 //
 // conv1d_update_*: one decode step, in place. A token x [B, C] enters the rolling state
 // [B, C, 3] (conv1d's carry layout, so a prefill's state_out is the first step's state):
@@ -25,12 +27,20 @@
 #ifndef CONV_BLOCK
 #define CONV_BLOCK 64 // threads per block: a multiple of 32
 #endif
+#ifndef CONV_SEGS
+// Consecutive segments of a row per warp, the next one's loads in flight while one is computed;
+// 0: by element size, 4 for bf16 and 1 for fp32 (the contract's grid follows the same rule). A
+// bf16 segment carries half the bytes and twice the math per byte: without the overlap its long
+// rows reach ~75 % of the copy bandwidth, with it ~97 %; fp32 gains nothing and pays registers.
+#define CONV_SEGS 0
+#endif
 #ifndef CONV_SILU
 #define CONV_SILU 1 // 1: y = silu(conv), as Mamba's conv1d does; 0: no activation
 #endif
 
 static_assert(CONV_TILE % 4 == 0, "CONV_TILE must be a multiple of 4");
 static_assert(CONV_BLOCK % 32 == 0 && CONV_BLOCK <= 1024, "CONV_BLOCK: a multiple of 32, <= 1024");
+static_assert(CONV_SEGS >= 0, "CONV_SEGS must be at least 1, or 0 (by element size)");
 
 /// E consecutive elements of T as one vector: 16 bytes (4 fp32, 8 bf16) or 8 bytes (4 bf16).
 template <class T, int E> struct Chunk;
@@ -109,25 +119,28 @@ __device__ __forceinline__ void conv1d_segments(const T* __restrict__ x, const T
                           : 4;
     constexpr int kRounds = CONV_TILE / E;
     constexpr int kSpan = 32 * CONV_TILE; // steps per warp segment
+    constexpr int kSegs = CONV_SEGS > 0 ? CONV_SEGS : sizeof(T) == 2 ? 4 : 1;
     using C = Chunk<T, E>;
+    using V = typename C::V;
     const int lane = threadIdx.x & 31;
-    const long long segments = (steps + kSpan - 1) / kSpan;
-    const long long warps = static_cast<long long>(batch) * channels * segments;
+    const int segments = (steps + kSpan - 1) / kSpan;
+    const int groups = (segments + kSegs - 1) / kSegs; // warps per row
+    const long long warps = static_cast<long long>(batch) * channels * groups;
     const long long stride = static_cast<long long>(gridDim.x) * (CONV_BLOCK / 32);
     for (long long wi = (blockIdx.x * static_cast<long long>(CONV_BLOCK) + threadIdx.x) / 32;
          wi < warps; wi += stride) {
         // 32-bit division where it fits (every shape short of 2^32 warps): a 64-bit one costs
-        // several times more, once per CONV_TILE steps of each thread.
+        // several times more.
         long long row; // b * channels + c
-        int seg, c;
+        int group, c;
         if (warps <= 0xffffffffll) {
-            const unsigned r32 = static_cast<unsigned>(wi) / static_cast<unsigned>(segments);
+            const unsigned r32 = static_cast<unsigned>(wi) / static_cast<unsigned>(groups);
             row = r32;
-            seg = static_cast<int>(static_cast<unsigned>(wi) - r32 * static_cast<unsigned>(segments));
+            group = static_cast<int>(static_cast<unsigned>(wi) - r32 * static_cast<unsigned>(groups));
             c = static_cast<int>(r32 % static_cast<unsigned>(channels));
         } else {
-            row = wi / segments;
-            seg = static_cast<int>(wi - row * segments);
+            row = wi / groups;
+            group = static_cast<int>(wi - row * groups);
             c = static_cast<int>(row % channels);
         }
         const T* xr = x + row * steps;
@@ -138,86 +151,99 @@ __device__ __forceinline__ void conv1d_segments(const T* __restrict__ x, const T
         for (int k = 0; k < 4; ++k)
             wc[k] = to_float(w[c * 4 + k]);
         const float b = bias ? to_float(bias[c]) : 0.0f;
-        const int s0 = seg * kSpan;
+        const int first = group * kSegs;
+        const int last = segments - first > kSegs ? first + kSegs : segments;
         // Whole chunks when the row's chunks are aligned vectors (T a multiple of E).
-        const bool vec = (reinterpret_cast<size_t>(xr) % sizeof(typename C::V)) == 0 &&
-                         (reinterpret_cast<size_t>(yr) % sizeof(typename C::V)) == 0;
-        // The three steps before the segment: lane 0's carry into round 0.
+        const bool vec = (reinterpret_cast<size_t>(xr) % sizeof(V)) == 0 &&
+                         (reinterpret_cast<size_t>(yr) % sizeof(V)) == 0;
+        // A segment wholly inside an aligned row is read as straight-line vector loads (the
+        // same answer in every lane: no lane diverges before the shuffles).
+        const auto fast = [&](int seg) { return vec && steps - seg * kSpan >= kSpan; };
+        // The three steps before the warp's first segment: lane 0's carry into its round 0.
+        // Each later segment's comes from the one before, through the shuffles.
         float carry[3];
 #pragma unroll
         for (int k = 0; k < 3; ++k) {
-            const int t = s0 - 3 + k;
+            const int t = first * kSpan - 3 + k;
             carry[k] = t >= 0 ? to_float(xr[t]) : (sr ? to_float(sr[3 + t]) : 0.0f);
         }
-        // A round in vectors when the whole warp's chunks are inside the row (the same answer
-        // in every lane: no lane diverges before the shuffles), element by element otherwise.
-        const auto whole = [&](int r) { return vec && s0 + (r + 1) * 32 * E <= steps; };
-        // Every round's loads first, so that they are all in flight at once: a whole segment
-        // as straight-line vector loads into registers of their own (a branch per round would
-        // make each load land in the same registers and wait for the one before).
-        float xs[kRounds][E];
-        if (whole(kRounds - 1)) {
-            typename C::V raw[kRounds];
+        // The next fast segment's loads are issued before this one is computed, so a warp
+        // keeps a segment's bytes in flight while it computes (registers of their own: a
+        // load into registers still in use would wait for them).
+        V raw[kRounds];
+        const auto load = [&](int seg) {
 #pragma unroll
             for (int r = 0; r < kRounds; ++r)
-                raw[r] = *reinterpret_cast<const typename C::V*>(xr + s0 + (r * 32 + lane) * E);
+                raw[r] = *reinterpret_cast<const V*>(xr + seg * kSpan + (r * 32 + lane) * E);
+        };
+        if (fast(first))
+            load(first);
+        for (int seg = first; seg < last; ++seg) {
+            const int s0 = seg * kSpan;
+            float xs[kRounds][E];
+            if (fast(seg)) {
 #pragma unroll
-            for (int r = 0; r < kRounds; ++r)
+                for (int r = 0; r < kRounds; ++r)
 #pragma unroll
-                for (int i = 0; i < E; ++i)
-                    xs[r][i] = C::get(raw[r], i);
-        } else {
+                    for (int i = 0; i < E; ++i)
+                        xs[r][i] = C::get(raw[r], i);
+                if (kSegs > 1 && seg + 1 < last && fast(seg + 1))
+                    load(seg + 1);
+            } else {
+                // The row's last segment, or an unaligned row: a round in vectors when the
+                // whole warp's chunks are inside the row, element by element otherwise.
+#pragma unroll
+                for (int r = 0; r < kRounds; ++r) {
+                    const int t0 = s0 + (r * 32 + lane) * E;
+                    if (vec && steps - s0 >= (r + 1) * 32 * E) {
+                        const V v = *reinterpret_cast<const V*>(xr + t0);
+#pragma unroll
+                        for (int i = 0; i < E; ++i)
+                            xs[r][i] = C::get(v, i);
+                    } else {
+#pragma unroll
+                        for (int i = 0; i < E; ++i)
+                            xs[r][i] = t0 + i < steps ? to_float(xr[t0 + i]) : 0.0f;
+                    }
+                }
+            }
 #pragma unroll
             for (int r = 0; r < kRounds; ++r) {
                 const int t0 = s0 + (r * 32 + lane) * E;
-                if (whole(r)) {
-                    const typename C::V v = *reinterpret_cast<const typename C::V*>(xr + t0);
+                // The three steps before this chunk: the previous lane's last three, lane 0's
+                // from the previous round's lane 31 (or the carry into the segment).
+                float p[3];
 #pragma unroll
-                    for (int i = 0; i < E; ++i)
-                        xs[r][i] = C::get(v, i);
+                for (int k = 0; k < 3; ++k) {
+                    const float up = __shfl_up_sync(0xffffffffu, xs[r][E - 3 + k], 1);
+                    p[k] = lane == 0 ? carry[k] : up;
+                    carry[k] = __shfl_sync(0xffffffffu, xs[r][E - 3 + k], 31);
+                }
+                // Past the row's end a lane computes on zeros and stores nothing: no lane
+                // leaves the loop, so every shuffle runs converged.
+                float ys[E];
+#pragma unroll
+                for (int i = 0; i < E; ++i) {
+                    ys[i] = conv_step(b, p[0], p[1], p[2], xs[r][i], wc);
+                    p[0] = p[1];
+                    p[1] = p[2];
+                    p[2] = xs[r][i];
+                }
+                if (vec && steps - s0 >= (r + 1) * 32 * E) {
+                    V out;
+#pragma unroll
+                    for (int i = 0; i < E; i += 2)
+                        C::set2(out, i, ys[i], ys[i + 1]);
+                    *reinterpret_cast<V*>(yr + t0) = out;
                 } else {
 #pragma unroll
                     for (int i = 0; i < E; ++i)
-                        xs[r][i] = t0 + i < steps ? to_float(xr[t0 + i]) : 0.0f;
+                        if (t0 + i < steps)
+                            yr[t0 + i] = store_value<T>(ys[i]);
                 }
             }
         }
-#pragma unroll
-        for (int r = 0; r < kRounds; ++r) {
-            const int t0 = s0 + (r * 32 + lane) * E;
-            // The three steps before this chunk: the previous lane's last three, lane 0's from
-            // the previous round's lane 31 (or the carry into the segment).
-            float p[3];
-#pragma unroll
-            for (int k = 0; k < 3; ++k) {
-                const float up = __shfl_up_sync(0xffffffffu, xs[r][E - 3 + k], 1);
-                p[k] = lane == 0 ? carry[k] : up;
-                carry[k] = __shfl_sync(0xffffffffu, xs[r][E - 3 + k], 31);
-            }
-            // Past the row's end a lane computes on zeros and stores nothing: no lane leaves
-            // the loop, so every shuffle runs converged.
-            float ys[E];
-#pragma unroll
-            for (int i = 0; i < E; ++i) {
-                ys[i] = conv_step(b, p[0], p[1], p[2], xs[r][i], wc);
-                p[0] = p[1];
-                p[1] = p[2];
-                p[2] = xs[r][i];
-            }
-            if (whole(r)) {
-                typename C::V out;
-#pragma unroll
-                for (int i = 0; i < E; i += 2)
-                    C::set2(out, i, ys[i], ys[i + 1]);
-                *reinterpret_cast<typename C::V*>(yr + t0) = out;
-            } else {
-#pragma unroll
-                for (int i = 0; i < E; ++i)
-                    if (t0 + i < steps)
-                        yr[t0 + i] = store_value<T>(ys[i]);
-            }
-        }
-        if (state_out && seg == segments - 1 && lane < 3) {
+        if (state_out && last == segments && lane < 3) {
             const int t = steps - 3 + lane;
             state_out[row * 3 + lane] =
                 t >= 0 ? xr[t] : (sr ? sr[3 + t] : from_float<T>(0.0f));

@@ -44,7 +44,7 @@ KernelContract conv1d_contract() {
     c.name = "conv1d";
     c.shape_keys = {"b", "c", "t"};
     c.dtypes = {DType::f32, DType::bf16};
-    c.defines = {{"CONV_TILE", "16"}, {"CONV_BLOCK", "64"}, {"CONV_SILU", "1"}};
+    c.defines = {{"CONV_TILE", "16"}, {"CONV_BLOCK", "64"}, {"CONV_SEGS", "0"}, {"CONV_SILU", "1"}};
     c.args = {
         input_arg("x", "b * c * t"),
         input_arg("w", "c * 4"),
@@ -56,9 +56,12 @@ KernelContract conv1d_contract() {
         scalar_arg("channels", ArgType::i32, "c"),
         scalar_arg("steps", ArgType::i32, "t"),
     };
-    // One warp per segment of 32 * CONV_TILE time steps of one (batch, channel) row.
+    // One warp per S segments of 32 * CONV_TILE time steps of one (batch, channel) row: S is
+    // CONV_SEGS, or for 0 the source's rule by element size (4 for bf16, 1 for fp32).
     c.pipeline = {launch_step({{DType::f32, "conv1d_f32"}, {DType::bf16, "conv1d_bf16"}},
-                              {"ceil_div(b * c * ceil_div(t, 32 * CONV_TILE) * 32, CONV_BLOCK)"},
+                              {"ceil_div(b * c * ceil_div(ceil_div(t, 32 * CONV_TILE), "
+                               "CONV_SEGS > 0 ? CONV_SEGS : (dtype_size == 2 ? 4 : 1)) * 32, "
+                               "CONV_BLOCK)"},
                               {"CONV_BLOCK"})};
     // Read x, w, bias and the carry-in, write y and the carry-out; four FMAs per output (the
     // activation is not counted).

@@ -55,7 +55,7 @@ TEST_SUITE("cases") {
 TEST_CASE("the conv1d contract reads x w bias state_in and writes y and state_out") {
     const KernelContract& kc = kernel_contract("conv1d");
     CHECK(kc.dtypes == std::vector<DType>{DType::f32, DType::bf16});
-    CHECK(defines_text(kc.defines) == "CONV_BLOCK=64 CONV_SILU=1 CONV_TILE=16");
+    CHECK(defines_text(kc.defines) == "CONV_BLOCK=64 CONV_SEGS=0 CONV_SILU=1 CONV_TILE=16");
     const CasePlan f = plan_at("conv1d", kc.bench_shape, DType::f32);
     CHECK(f.entry() == "conv1d_f32");
     CHECK(names(f, f.inputs) == std::vector<std::string>{"x", "w", "bias", "state_in"});
@@ -70,9 +70,16 @@ TEST_CASE("the conv1d contract reads x w bias state_in and writes y and state_ou
     // Read x, write y, plus w (4 per channel), bias and both states.
     CHECK(f.bytes == (2 * x + 5 * 4096 + 2 * states) * 4);
     CHECK(f.flops == 8 * x);
-    // One warp per segment of 32 * CONV_TILE steps: 8 * 4096 rows of 3 segments, 2 per block.
+    // fp32: a warp per segment of 32 * CONV_TILE steps: 8 * 4096 rows of 3 segments, 2 warps
+    // per block.
     REQUIRE(f.steps.size() == 1);
     CHECK(f.main_launch().grid.str() == "(" + std::to_string(8 * 4096 * 3 / 2) + ",1,1)");
+    // bf16: a warp per 4 segments; rows of 20 segments take 5 warps. CONV_SEGS sets it.
+    CHECK(plan_at("conv1d", "b=2,c=3,t=10000", DType::bf16).main_launch().grid.x == 2 * 3 * 5 / 2);
+    CHECK(plan_at("conv1d", "b=2,c=3,t=10000", DType::f32).main_launch().grid.x == 2 * 3 * 20 / 2);
+    CHECK(plan_at("conv1d", "b=2,c=3,t=10000", DType::f32, {{"CONV_SEGS", "2"}})
+              .main_launch()
+              .grid.x == 2 * 3 * 10 / 2);
     CHECK(f.main_launch().block.str() == "(64,1,1)");
     // 15 rows of one segment each: 15 warps, 2 per block of 64.
     CHECK(plan_at("conv1d", "b=3,c=5,t=37", DType::f32, {{"CONV_TILE", "16"}, {"CONV_BLOCK", "64"}})
@@ -391,7 +398,7 @@ TEST_CASE("the default check cases cover every contract in every dtype and are a
     CHECK(specs.size() == spec_names.size());
     CHECK(specs.front().name == "rms_norm/RMS_BLOCK=256");
     CHECK(check_defines({"conv1d", "b=3,c=5,t=37", DType::f32, {"CONV_SILU=0"}}) ==
-          Defines{{"CONV_BLOCK", "64"}, {"CONV_SILU", "0"}, {"CONV_TILE", "16"}});
+          Defines{{"CONV_BLOCK", "64"}, {"CONV_SEGS", "0"}, {"CONV_SILU", "0"}, {"CONV_TILE", "16"}});
     CHECK(cases.size() == 18);
     CHECK(cases[3].dtype == DType::bf16); // rms_norm's three f32 cases, then its bf16 ones
 }
