@@ -18,6 +18,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// `contract` as entries and buckets keep it: empty when it names the source's own contract.
+std::string own_contract(std::string_view kernel, std::string_view contract) {
+    return contract == kernel ? std::string() : std::string(contract);
+}
+
 /// What makes two entries the same slot of the table.
 auto slot(const TunedEntry& e) {
     return std::tie(e.kernel, e.contract, e.gpu, e.arch, e.dtype, e.shape);
@@ -42,8 +47,8 @@ TunedEntry read_entry(const TomlTable& t) {
     TunedEntry e;
     e.where = t.where();
     e.kernel = t.required("kernel", "[[entry]]").string("kernel");
-    if (const auto n = t.get("contract"); n && n->string("contract") != e.kernel)
-        e.contract = n->string("contract");
+    if (const auto n = t.get("contract"))
+        e.contract = own_contract(e.kernel, n->string("contract"));
     for (const TomlEntry& s : t.required("shape", "[[entry]]").table("shape").entries())
         e.shape[s.key] = s.value.integer(s.key);
     if (e.shape.empty())
@@ -70,8 +75,8 @@ TunedBucket read_bucket(const TomlTable& t) {
     TunedBucket b;
     b.where = t.where();
     b.kernel = t.required("kernel", "[[bucket]]").string("kernel");
-    if (const auto n = t.get("contract"); n && n->string("contract") != b.kernel)
-        b.contract = n->string("contract");
+    if (const auto n = t.get("contract"))
+        b.contract = own_contract(b.kernel, n->string("contract"));
     b.key = t.required("key", "[[bucket]]").string("key");
     const TomlNode rule = t.required("rule", "[[bucket]]");
     b.rule = rule.string("rule");
@@ -124,6 +129,7 @@ TunedTable TunedTable::load(const fs::path& path) {
 }
 
 void TunedTable::record(TunedEntry entry) {
+    entry.contract = own_contract(entry.kernel, entry.contract);
     for (TunedEntry& have : entries)
         if (slot(have) == slot(entry)) {
             have = std::move(entry);
@@ -145,8 +151,8 @@ void TunedTable::save() const {
           "# `kjit audit` reports entries whose kernel source has changed since (`source`).\n";
     for (const TunedBucket& b : buckets) {
         os << "\n[[bucket]]\nkernel = " << toml_string(b.kernel);
-        if (!b.contract.empty())
-            os << "\ncontract = " << toml_string(b.contract);
+        if (const std::string c = own_contract(b.kernel, b.contract); !c.empty())
+            os << "\ncontract = " << toml_string(c);
         os << "\nkey = " << toml_string(b.key) << "\nrule = " << toml_string(b.rule) << "\n";
     }
     for (const TunedEntry* e : sorted) {
@@ -190,9 +196,8 @@ TunedMatch TunedTable::lookup(std::string_view kernel,
                               const std::map<std::string, std::int64_t>& shape,
                               std::string_view dtype, std::string_view gpu,
                               std::string_view arch, std::string_view contract) const {
-    // A contract named like its source is the source's own.
-    if (contract == kernel)
-        contract = {};
+    const std::string own = own_contract(kernel, contract);
+    contract = own;
     const auto fits = [&](const TunedEntry& e) {
         return e.kernel == kernel && e.contract == contract && e.arch == arch &&
                (gpu.empty() || e.gpu == gpu) &&
@@ -207,7 +212,8 @@ TunedMatch TunedTable::lookup(std::string_view kernel,
     if (const TunedEntry* e = exact(shape))
         return {e, "exact"};
     for (const TunedBucket& b : buckets) {
-        if (b.kernel != kernel || b.contract != contract || !shape.contains(b.key))
+        if (b.kernel != kernel || own_contract(b.kernel, b.contract) != contract ||
+            !shape.contains(b.key))
             continue;
         const std::int64_t v = shape.at(b.key);
         if (b.rule == "pow2") {

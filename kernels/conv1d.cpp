@@ -56,6 +56,10 @@ KernelContract conv1d_contract() {
         scalar_arg("channels", ArgType::i32, "c"),
         scalar_arg("steps", ArgType::i32, "t"),
     };
+    // Step indices are 32-bit in the kernel, and a warp's last chunk may start a tile past t.
+    c.preconditions = {{"t <= 2147483647 - 32 * CONV_TILE",
+                        "t={t} is past the kernel's 32-bit step indices: at most 2147483647 - 32 * "
+                        "CONV_TILE with CONV_TILE={CONV_TILE}"}};
     // One warp per S segments of 32 * CONV_TILE time steps of one (batch, channel) row: S is
     // CONV_SEGS, or for 0 the source's rule by element size (4 for bf16, 1 for fp32).
     c.pipeline = {launch_step({{DType::f32, "conv1d_f32"}, {DType::bf16, "conv1d_bf16"}},

@@ -6,6 +6,7 @@
 #include "jit/project.hpp"
 
 #include <chrono>
+#include <set>
 
 namespace kjit {
 
@@ -77,14 +78,27 @@ std::string Engine::apply_tuned(const SourceSet& sources, const std::string& sou
     const TunedMatch m =
         spec.tuned->lookup(source, tuned_shape, spec.tuned_dtype, gpu, arch_, spec.tuned_contract);
     const std::string table = display_path(spec.tuned->file);
-    if (!m.entry)
-        return "no entry in " + table + " for " + source +
-               (spec.tuned_contract.empty() || spec.tuned_contract == source
-                    ? ""
-                    : " (" + spec.tuned_contract + ")") +
-               " " + tuned_shape_text(tuned_shape) +
-               (spec.tuned_dtype.empty() ? "" : " " + spec.tuned_dtype) + " on " +
-               (gpu.empty() ? "any GPU" : gpu) + " " + arch_ + ": the kernel's defaults";
+    if (!m.entry) {
+        const std::string contract = spec.tuned_contract.empty() ? source : spec.tuned_contract;
+        std::string text = "no entry in " + table + " for " + source +
+                           (contract == source ? "" : " (" + contract + ")") + " " +
+                           tuned_shape_text(tuned_shape) +
+                           (spec.tuned_dtype.empty() ? "" : " " + spec.tuned_dtype) + " on " +
+                           (gpu.empty() ? "any GPU" : gpu) + " " + arch_ + ": the kernel's defaults";
+        // A contract the table holds nothing of (a misspelt name?): the ones it holds.
+        std::set<std::string> contracts;
+        for (const TunedEntry& e : spec.tuned->entries)
+            if (e.kernel == source)
+                contracts.insert(e.contract.empty() ? source : e.contract);
+        if (!contracts.empty() && !contracts.contains(contract)) {
+            std::string names;
+            for (const std::string& c : contracts)
+                names += (names.empty() ? "" : ", ") + c;
+            text += "; the table has no entry of " + contract + "; its contracts of " + source +
+                    ": " + names;
+        }
+        return text;
+    }
     const std::string where = table + ":" + std::to_string(m.entry->where.line);
     // An entry is the configuration that was measured: all of it or none. A define the spec
     // sets itself (a production cap, a pinned knob) to another value makes it a configuration

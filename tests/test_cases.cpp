@@ -77,6 +77,10 @@ TEST_CASE("the conv1d contract reads x w bias state_in and writes y and state_ou
     // bf16: a warp per 4 segments; rows of 20 segments take 5 warps. CONV_SEGS sets it.
     CHECK(plan_at("conv1d", "b=2,c=3,t=10000", DType::bf16).main_launch().grid.x == 2 * 3 * 5 / 2);
     CHECK(plan_at("conv1d", "b=2,c=3,t=10000", DType::f32).main_launch().grid.x == 2 * 3 * 20 / 2);
+    CHECK_THROWS_AS(plan_at("conv1d", "b=1,c=1,t=2147483136", DType::f32), ConfigError);
+    CHECK(plan_at("conv1d", "b=1,c=1,t=2147483136", DType::f32, {{"CONV_TILE", "8"}})
+              .main_launch()
+              .grid.x > 0);
     CHECK(plan_at("conv1d", "b=2,c=3,t=10000", DType::f32, {{"CONV_SEGS", "2"}})
               .main_launch()
               .grid.x == 2 * 3 * 10 / 2);

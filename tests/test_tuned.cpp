@@ -147,6 +147,13 @@ TEST_CASE("two contracts of one source keep their own entries and buckets") {
     step.contract = "splitk_small";
     t.record(step);
     REQUIRE(t.entries.size() == 2); // two slots: the contract is part of one
+    TunedEntry own = entry("NVIDIA H200", 4096, "128");
+    own.contract = "splitk_gemv"; // the source's own contract, named: the same slot
+    t.record(own);
+    REQUIRE(t.entries.size() == 2);
+    CHECK(t.entries[0].contract.empty());
+    CHECK(t.entries[0].defines.at("GEMV_BLOCK") == "128");
+    t.record(entry("NVIDIA H200", 4096, "64"));
     t.save();
     CHECK(contains(test::read_file(t.file), "kernel = \"splitk_gemv\"\ncontract = \"splitk_small\""));
     TunedTable back = TunedTable::load(t.file);
@@ -281,6 +288,31 @@ TEST_CASE("start-up injects a tuned entry whole and says where each define came 
     CHECK(contains(none[0].tuned, "no entry in "));
     CHECK(contains(none[0].tuned, "for splitk_gemv cols=14336,rows=1000 on any GPU sm_90: the "
                                   "kernel's defaults"));
+
+    // Two contracts of one source at the same shape: each spec gets its contract's entry, and
+    // a contract the table has no entry of at all is named with the ones it has.
+    e.defines = {{"GEMV_BLOCK", "64"}, {"SPLIT_K", "4"}};
+    t.record(e);
+    e.contract = "splitk_small";
+    e.defines = {{"GEMV_BLOCK", "512"}, {"SPLIT_K", "4"}};
+    t.record(e);
+    t.save();
+    const ShapeFile two = ShapeFile::load(dir.path() / "kernels/model.toml");
+    std::vector<KernelSpec> specs{two.kernels[0], two.kernels[0], two.kernels[0]};
+    specs[1].name = "small";
+    specs[1].tuned_contract = "splitk_small";
+    specs[2].name = "typo";
+    specs[2].tuned_contract = "splitk_smal";
+    const auto each = engine.prepare(two.shape, specs);
+    REQUIRE(each.size() == 3);
+    CHECK(each[0].defines == "GEMV_BLOCK=64 SPLIT_K=4");
+    CHECK(each[1].defines == "GEMV_BLOCK=512 SPLIT_K=4");
+    CHECK(contains(each[1].tuned, "(exact)"));
+    CHECK(each[2].defines == "SPLIT_K=4");
+    CHECK(contains(each[2].tuned, "no entry in "));
+    CHECK(contains(each[2].tuned, "for splitk_gemv (splitk_smal) cols=14336,rows=4096"));
+    CHECK(contains(each[2].tuned, "the table has no entry of splitk_smal; its contracts of "
+                                  "splitk_gemv: splitk_gemv, splitk_small"));
 }
 
 TEST_CASE("kjit audit fails on a tuned entry recorded for another source and specialize shows it") {
