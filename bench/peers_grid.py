@@ -84,21 +84,22 @@ def ptr(a):
     return np.uint64(a.data_ptr() if a is not None else 0)
 
 
-class KjitConv1d:
-    """conv1d.cu compiled by kjit (one CUBIN per define set), launched with the contracts'
-    grids."""
+class KjitSource:
+    """A kernel source compiled by kjit (one CUBIN per define set), launched with its
+    contracts' grids."""
 
-    def __init__(self, kjit, src, defines, workdir):
-        self.kjit, self.src, self.defines, self.workdir = kjit, src, dict(defines), workdir
+    def __init__(self, kjit, src, source, defines, workdir):
+        self.kjit, self.src, self.source = kjit, src, source
+        self.defines, self.workdir = dict(defines), workdir
         self.modules = {}
 
-    def function(self, dtype, silu):
-        d = dict(self.defines, CONV_SILU=str(int(silu)))
+    def module(self, **extra):
+        d = dict(self.defines, **extra)
         key = tuple(sorted(d.items()))
         if key not in self.modules:
-            path = os.path.join(self.workdir, f"conv1d_{len(self.modules)}.cubin")
+            path = os.path.join(self.workdir, f"{self.source}_{len(self.modules)}.cubin")
             major, minor = torch.cuda.get_device_capability()
-            cmd = [self.kjit, "compile", "conv1d", "-o", path, "--arch", f"sm_{major}{minor}"]
+            cmd = [self.kjit, "compile", self.source, "-o", path, "--arch", f"sm_{major}{minor}"]
             if self.src:
                 cmd += ["--src", self.src]
             for k, v in d.items():
@@ -108,7 +109,7 @@ class KjitConv1d:
         return self.modules[key], d
 
     def launcher(self, dtype, silu, x, w, bias, y):
-        module, d = self.function(dtype, silu)
+        module, d = self.module(CONV_SILU=str(int(silu)))
         b, c, t = x.shape
         tile, block, segs = int(d["CONV_TILE"]), int(d["CONV_BLOCK"]), int(d["CONV_SEGS"])
         segs = segs or (4 if dtype == "bf16" else 1) # 0: the source's rule by element size
@@ -119,15 +120,29 @@ class KjitConv1d:
                                -(-(warps * 32) // block), block, args)
 
     def update_launcher(self, dtype, silu, x, w, bias, state, y):
-        module, d = self.function(dtype, silu)
+        module, d = self.module(CONV_SILU=str(int(silu)))
         b, c = x.shape
         block = int(d["CONV_BLOCK"])
         args = (ptr(x), ptr(w), ptr(bias), ptr(state), ptr(y), np.int32(b), np.int32(c))
         return on_torch_stream(module.get_function(f"conv1d_update_{dtype}"), -(-(b * c) // block),
                                block, args)
 
+    def delta_rule_launcher(self, q, k, v, g, beta, state, o, scale):
+        module, d = self.module()
+        bh, dk = q.shape
+        dv = v.shape[1]
+        bv, ksplit = int(d["DR_BV"]), int(d["DR_KSPLIT"])
+        args = (ptr(q), ptr(k), ptr(v), ptr(g), ptr(beta), ptr(state), ptr(o), np.int32(dk),
+                np.int32(dv), np.float32(scale))
+        fn = module.get_function("delta_rule_decode")
 
-def tuned_defines(path, kernel, keys):
+        def run():
+            with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+                fn((-(-dv // bv), bh), (bv, ksplit), args)
+        return run
+
+
+def tuned_defines(path, source, kernel, keys):
     """(dtype, *shape values in `keys` order) -> defines, for this GPU's entries of `kernel`."""
     tuned = {}
     if path:
@@ -135,7 +150,7 @@ def tuned_defines(path, kernel, keys):
             gpu = torch.cuda.get_device_name()
             for e in tomllib.load(f).get("entry", []):
                 # conv1d_update's entries sit under its source, conv1d.cu, naming the contract.
-                if (e["kernel"] == "conv1d" and e.get("contract", "conv1d") == kernel
+                if (e["kernel"] == source and e.get("contract", source) == kernel
                         and e["gpu"] == gpu):
                     d = {k: v for k, v in e["defines"].items() if k != "CONV_SILU"}
                     tuned[(e["dtype"], *(e["shape"][k] for k in keys))] = d
@@ -222,23 +237,9 @@ def update_rows(a, grid, kjit_for, timer, ceiling):
                     torch.cuda.synchronize()
                     diff = max(relative_diff(y, ref), relative_diff(ours_state, peer_state))
                     row = dict(dtype=dname, b=b, c=c, form=form, config=config, diff=diff)
-                    line = f"{dname:4} b={b:<2} c={c:<4} {form:9} {config:5}"
-                    # Many calls per graph, per call; then one call per replay.
-                    for mode, calls in (("many", a.calls), ("one", 1)):
-                        fa, fb = graphed(ours, calls=calls), graphed(peer, calls=calls)
-                        ta, tb, ratios = timer.abba(fa, fb, a.pairs, a.reps)
-                        del fa, fb
-                        ka = statistics.median(ta) / calls
-                        pb = statistics.median(tb) / calls
-                        r = statistics.median(ratios)
-                        row.update({f"{mode}_kjit_us": ka, f"{mode}_peer_us": pb,
-                                    f"{mode}_speedup": r, f"{mode}_low": min(ratios),
-                                    f"{mode}_high": max(ratios)})
-                        line += (f"  {mode}: kjit {ka:7.2f} us peer {pb:7.2f} us "
-                                 f"{r:5.3f} [{min(ratios):5.3f} .. {max(ratios):5.3f}]")
-                    # The primary figure: many calls per graph (as a decode chain runs).
-                    row.update(speedup=row["many_speedup"], low=row["many_low"],
-                               kjit_gbps=nbytes / row["many_kjit_us"] / 1e3,
+                    line = time_both(a, timer, ours, peer, row,
+                                     f"{dname:4} b={b:<2} c={c:<4} {form:9} {config:5}")
+                    row.update(kjit_gbps=nbytes / row["many_kjit_us"] / 1e3,
                                copy_share=nbytes / row["many_kjit_us"] / 1e3 / ceiling,
                                mib=nbytes / 2**20)
                     print(line + f"  diff {diff:.1e}", flush=True)
@@ -246,8 +247,77 @@ def update_rows(a, grid, kjit_for, timer, ceiling):
                 del x, y, ours_state, peer_state
 
 
-KERNELS = {"conv1d": (("b", "c", "t"), conv1d_rows),
-           "conv1d_update": (("b", "c"), update_rows)}
+def time_both(a, timer, ours, peer, row, line):
+    """Many calls per graph (per call; the primary figure), then one call per replay."""
+    for mode, calls in (("many", a.calls), ("one", 1)):
+        fa, fb = graphed(ours, calls=calls), graphed(peer, calls=calls)
+        ta, tb, ratios = timer.abba(fa, fb, a.pairs, a.reps)
+        del fa, fb
+        ka, pb = statistics.median(ta) / calls, statistics.median(tb) / calls
+        r = statistics.median(ratios)
+        row.update({f"{mode}_kjit_us": ka, f"{mode}_peer_us": pb, f"{mode}_speedup": r,
+                    f"{mode}_low": min(ratios), f"{mode}_high": max(ratios)})
+        line += (f"  {mode}: kjit {ka:7.2f} us peer {pb:7.2f} us "
+                 f"{r:5.3f} [{min(ratios):5.3f} .. {max(ratios):5.3f}]")
+    row.update(speedup=row["many_speedup"], low=row["many_low"])
+    return line
+
+
+def delta_rule_rows(a, grid, kjit_for, timer, ceiling):
+    """One decode step of every head against fla's fused_recurrent_gated_delta_rule, from the
+    same state; both arms checked against the float64 recurrence first."""
+    import torch.nn.functional as F
+    from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule
+    for b in grid["b"]:
+        for h in grid["h"]:
+            for dk in grid["dk"]:
+                dv, bh, scale = dk, b * h, dk ** -0.5
+                q = torch.randn(bh, dk, device="cuda")
+                k = F.normalize(torch.randn(bh, dk, device="cuda"), dim=-1)
+                v = torch.randn(bh, dv, device="cuda")
+                g = -torch.rand(bh, device="cuda") * 0.1
+                beta = torch.rand(bh, device="cuda")
+                s0 = torch.randn(bh, dk, dv, device="cuda")
+                ours_state, o = s0.clone(), torch.empty(bh, dv, device="cuda")
+                kjit, used = kjit_for(("f32", b, h, dk, dv))
+                config = f"BV{used['DR_BV']}xK{used['DR_KSPLIT']}"
+                ours = kjit.delta_rule_launcher(q, k, v, g, beta, ours_state, o, scale)
+                # fla's layout [B, T, H, K], the state [B, H, K, V]; beta by keyword (its fifth
+                # positional parameter is gk, a per-key decay).
+                peer = lambda: fused_recurrent_gated_delta_rule(
+                    q.view(b, 1, h, dk), k.view(b, 1, h, dk), v.view(b, 1, h, dv),
+                    g=g.view(b, 1, h), beta=beta.view(b, 1, h), scale=scale,
+                    initial_state=s0.view(b, h, dk, dv), output_final_state=True,
+                    use_qk_l2norm_in_kernel=False)
+                ours()
+                po, ps = peer()
+                torch.cuda.synchronize()
+                d = lambda t: t.double()
+                s = d(s0) * d(g).exp()[:, None, None]
+                u = d(beta)[:, None] * (d(v) - torch.einsum("nkv,nk->nv", s, d(k)))
+                s = s + d(k)[:, :, None] * u[:, None, :]
+                o64 = torch.einsum("nkv,nk->nv", s, d(q) * scale)
+                rel = lambda x, y: ((d(x) - y).norm() / y.norm()).item()
+                err = dict(kjit_o=rel(o, o64), kjit_s=rel(ours_state, s), fla_o=rel(po.view(bh, dv), o64),
+                           fla_s=rel(ps.view(bh, dk, dv), s))
+                # Repeated steps roll both states on (kjit's in place); the bytes stay the same.
+                nbytes = (2 * bh * dk * dv + 2 * bh * dk + 2 * bh * dv + 2 * bh) * 4
+                row = dict(dtype="f32", b=b, h=h, dk=dk, dv=dv, config=config, **err,
+                           diff=max(err.values()))
+                line = time_both(a, timer, ours, peer, row,
+                                 f"b={b:<2} h={h:<2} dk=dv={dk:<3} {config:9}")
+                row.update(kjit_gbps=nbytes / row["many_kjit_us"] / 1e3,
+                           copy_share=nbytes / row["many_kjit_us"] / 1e3 / ceiling,
+                           mib=nbytes / 2**20)
+                print(line + f"  {row['kjit_gbps']:6.0f} GB/s  vs float64: kjit o "
+                      f"{err['kjit_o']:.1e} s {err['kjit_s']:.1e}, fla o {err['fla_o']:.1e} "
+                      f"s {err['fla_s']:.1e}", flush=True)
+                yield row
+
+
+KERNELS = {"conv1d": ("conv1d", ("b", "c", "t"), conv1d_rows),
+           "conv1d_update": ("conv1d", ("b", "c"), update_rows),
+           "delta_rule": ("delta_rule", ("b", "h", "dk", "dv"), delta_rule_rows)}
 
 
 def main():
@@ -270,13 +340,15 @@ def main():
     a = ap.parse_args()
     with open(a.grid, "rb") as f:
         grid = tomllib.load(f)
-    keys, rows_of = KERNELS[grid["kernel"]]
-    # The contracts' defaults (kernels/conv1d.cpp); the update reads CONV_BLOCK only.
-    defines = {"CONV_TILE": "16", "CONV_BLOCK": "64", "CONV_SEGS": "0"}
+    source, keys, rows_of = KERNELS[grid["kernel"]]
+    # The contracts' defaults (kernels/conv1d.cpp, kernels/delta_rule.cpp); the update reads
+    # CONV_BLOCK only.
+    defines = ({"DR_BV": "32", "DR_KSPLIT": "4", "DR_MAX_DK": "128"} if source == "delta_rule"
+               else {"CONV_TILE": "16", "CONV_BLOCK": "64", "CONV_SEGS": "0"})
     for kv in a.defines:
         k, v = kv.split("=", 1)
         defines[k] = v
-    tuned = tuned_defines(a.table, grid["kernel"], keys)
+    tuned = tuned_defines(a.table, source, grid["kernel"], keys)
     torch.manual_seed(0)
     timer = Timer()
     ceiling = copy_gbps(timer)
@@ -289,7 +361,7 @@ def main():
             k = tuple(sorted(d.items()))
             if k not in kjits:
                 os.makedirs(work + f"/{len(kjits)}")
-                kjits[k] = KjitConv1d(a.kjit, a.src, d, work + f"/{len(kjits)}")
+                kjits[k] = KjitSource(a.kjit, a.src, source, d, work + f"/{len(kjits)}")
             return kjits[k], d
         rows = list(rows_of(a, grid, kjit_for, timer, ceiling))
     if not rows:

@@ -124,8 +124,10 @@ def delta_rule_arms():
     report(f"delta-rule decode B{B} H{H} {K}x{V} torch (graph)", *timed_graph(plain), nbytes)
     try:
         from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule
+        # beta by keyword: fla's fifth positional parameter is gk, a per-key decay [B, T, H, K]
+        # (passing beta there read past it and left beta at its default of ones).
         fla = lambda: fused_recurrent_gated_delta_rule(
-            q, k, v, g, beta, scale=scale, initial_state=s0, output_final_state=True)
+            q, k, v, g=g, beta=beta, scale=scale, initial_state=s0, output_final_state=True)
         o, s = fla()
         print(f"fla vs float64: o {rel(o[:, 0], o64):.2e}, state {rel(s, s64):.2e}")
         report(f"delta-rule decode B{B} H{H} {K}x{V} fla", *timed(fla), nbytes)
