@@ -57,8 +57,12 @@ int run_sweep_file(const SweepArgs& args, const std::string& file) {
     if (!o.dry_run)
         o.devices = parse_devices(args.devices);
     const SweepResult r = run_sweep(spec, o);
+    // The contract, and its source file where that is named otherwise.
+    const std::string kernel = spec.contract.name.empty() || spec.contract.name == spec.kernel
+                                   ? spec.kernel
+                                   : spec.contract.name + " (" + spec.kernel + ".cu)";
     std::printf("kjit sweep %s: kernel %s, %zu variants (%zu rejected by the constraints)\n",
-                file.c_str(), spec.kernel.c_str(), r.rows.size(), r.rejected);
+                file.c_str(), kernel.c_str(), r.rows.size(), r.rejected);
     std::printf("  search %s\n  %s\n", r.search.c_str(), r.provenance.text().c_str());
     const int failed = failed_rows(r, o.dry_run);
     if (o.dry_run) {
