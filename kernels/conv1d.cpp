@@ -4,7 +4,6 @@
 #include "kernels/references.hpp"
 
 #include <cmath>
-#include <vector>
 
 namespace kjit {
 
@@ -87,11 +86,10 @@ KernelContract conv1d_contract() {
 }
 
 void conv1d_update_reference_io(ReferenceIo& io) {
-    // One step of the sequence reference: the state before the step is its carry-in.
-    const std::span<const double> before = io.input("state");
-    const std::vector<double> state_in(before.begin(), before.end());
-    conv1d_reference(io.input("x"), io.input("w"), io.input("bias"), state_in, io.output("y"),
-                     io.output("state"), static_cast<int>(io.shape("b")),
+    // One step of the sequence reference: the state before the step (the in-out buffer's input,
+    // held apart from its output) is its carry-in.
+    conv1d_reference(io.input("x"), io.input("w"), io.input("bias"), io.input("state"),
+                     io.output("y"), io.output("state"), static_cast<int>(io.shape("b")),
                      static_cast<int>(io.shape("c")), 1, io.define("CONV_SILU") != 0);
 }
 
@@ -114,8 +112,9 @@ KernelContract conv1d_update_contract() {
         scalar_arg("channels", ArgType::i32, "c"),
     };
     // A thread per (batch, channel).
-    c.pipeline = {launch_step({{DType::f32, "conv1d_update_f32"}, {DType::bf16, "conv1d_update_bf16"}},
-                              {"ceil_div(b * c, CONV_BLOCK)"}, {"CONV_BLOCK"})};
+    c.pipeline = {
+        launch_step({{DType::f32, "conv1d_update_f32"}, {DType::bf16, "conv1d_update_bf16"}},
+                    {"ceil_div(b * c, CONV_BLOCK)"}, {"CONV_BLOCK"})};
     // Read x, w, bias and the state, write y and the state; four FMAs per output.
     c.bytes = "(2 * b * c + 5 * c + 2 * b * c * 3) * dtype_size";
     c.flops = "8 * b * c";
