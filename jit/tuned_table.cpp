@@ -28,11 +28,6 @@ auto slot(const TunedEntry& e) {
     return std::tie(e.kernel, e.contract, e.gpu, e.arch, e.dtype, e.shape);
 }
 
-/// The kernel, and its contract where that is named otherwise: "conv1d (conv1d_update)".
-std::string entry_name(const std::string& kernel, const std::string& contract) {
-    return contract.empty() ? kernel : kernel + " (" + contract + ")";
-}
-
 std::int64_t pow2_ceil(std::int64_t v) {
     std::int64_t p = 1;
     while (p < v && p < (std::int64_t{1} << 62))
@@ -94,6 +89,11 @@ std::string number_text(double v) {
 
 } // namespace
 
+std::string tuned_kernel_name(std::string_view kernel, std::string_view contract) {
+    const std::string own = own_contract(kernel, contract);
+    return own.empty() ? std::string(kernel) : std::string(kernel) + " (" + own + ")";
+}
+
 std::string tuned_shape_text(const std::map<std::string, std::int64_t>& shape) {
     std::string out;
     for (const auto& [k, v] : shape)
@@ -118,7 +118,8 @@ TunedTable TunedTable::load(const fs::path& path) {
             TunedEntry e = read_entry(t);
             for (const TunedEntry& have : table.entries)
                 if (slot(have) == slot(e))
-                    throw ConfigError("a second entry for " + entry_name(e.kernel, e.contract) + " " +
+                    throw ConfigError("a second entry for " +
+                                          tuned_kernel_name(e.kernel, e.contract) + " " +
                                           tuned_shape_text(e.shape) + " " + e.dtype + " on " +
                                           e.gpu + " " + e.arch + " (the first is at line " +
                                           std::to_string(have.where.line) + ")",
@@ -194,14 +195,12 @@ void TunedTable::save() const {
 
 TunedMatch TunedTable::lookup(std::string_view kernel,
                               const std::map<std::string, std::int64_t>& shape,
-                              std::string_view dtype, std::string_view gpu,
-                              std::string_view arch, std::string_view contract) const {
-    const std::string own = own_contract(kernel, contract);
-    contract = own;
+                              std::string_view dtype, std::string_view gpu, std::string_view arch,
+                              std::string_view contract) const {
+    const std::string want = own_contract(kernel, contract);
     const auto fits = [&](const TunedEntry& e) {
-        return e.kernel == kernel && e.contract == contract && e.arch == arch &&
-               (gpu.empty() || e.gpu == gpu) &&
-               (dtype.empty() || e.dtype == dtype);
+        return e.kernel == kernel && e.contract == want && e.arch == arch &&
+               (gpu.empty() || e.gpu == gpu) && (dtype.empty() || e.dtype == dtype);
     };
     const auto exact = [&](const std::map<std::string, std::int64_t>& s) -> const TunedEntry* {
         for (const TunedEntry& e : entries)
@@ -212,7 +211,7 @@ TunedMatch TunedTable::lookup(std::string_view kernel,
     if (const TunedEntry* e = exact(shape))
         return {e, "exact"};
     for (const TunedBucket& b : buckets) {
-        if (b.kernel != kernel || own_contract(b.kernel, b.contract) != contract ||
+        if (b.kernel != kernel || own_contract(b.kernel, b.contract) != want ||
             !shape.contains(b.key))
             continue;
         const std::int64_t v = shape.at(b.key);
@@ -257,14 +256,13 @@ std::vector<Diagnostic> stale_tuned_entries(const TunedTable& table, const Sourc
         d.line = e.where.line;
         d.column = e.where.column;
         d.severity = Severity::error;
-        const std::string what = "tuned entry for " + entry_name(e.kernel, e.contract) + " " +
-                                 tuned_shape_text(e.shape) + " on " + e.gpu + " " + e.arch;
+        const std::string what = "tuned entry for " + tuned_kernel_name(e.kernel, e.contract) +
+                                 " " + tuned_shape_text(e.shape) + " on " + e.gpu + " " + e.arch;
         if (!sources.find(e.kernel + ".cu")) {
             d.message = what + " names a kernel the sources lack";
         } else if (const std::string now = tuned_source_hash(sources, e.kernel); e.source != now) {
             d.message = what + " was recorded for source " + e.source + ", and the source is " +
-                        now + " now: re-run kjit tune " +
-                        (e.contract.empty() ? e.kernel : e.contract);
+                        now + " now: re-run kjit tune " + e.contract_name();
         } else {
             continue;
         }

@@ -21,21 +21,26 @@ class SourceSet;
 
 /// One recorded winner.
 struct TunedEntry {
-    std::string kernel;                        ///< the kernel source: "rms_norm"
+    std::string kernel; ///< the kernel source: "rms_norm"
     /// The contract whose sweep measured it, when that is not named like its source
     /// ("conv1d_update" of conv1d.cu); empty for the source's own contract. Two contracts of one
     /// source launch different entry points: their entries never stand in for each other.
     std::string contract;
-    std::map<std::string, std::int64_t> shape; ///< the sweep's shape, in its contract's keys
-    std::string dtype;                         ///< "f32", "bf16"
-    std::string gpu;                           ///< the device's name: "NVIDIA H200"
-    std::string arch;                          ///< "sm_90"
-    std::string source;                        ///< tuned_source_hash() when recorded (12 hex)
+    std::map<std::string, std::int64_t> shape;  ///< the sweep's shape, in its contract's keys
+    std::string dtype;                          ///< "f32", "bf16"
+    std::string gpu;                            ///< the device's name: "NVIDIA H200"
+    std::string arch;                           ///< "sm_90"
+    std::string source;                         ///< tuned_source_hash() when recorded (12 hex)
     std::map<std::string, std::string> defines; ///< the winner's swept defines
     double median_us = 0;                       ///< the winner's median
     double baseline_us = 0;                     ///< the sweep's baseline variant's median
     std::string sweep;                          ///< the sweep file it came from
     SourceLocation where{};                     ///< the [[entry]] header (read from a file)
+
+    /// The contract that measured it: `contract`, or the source's own, named like `kernel`.
+    [[nodiscard]] const std::string& contract_name() const {
+        return contract.empty() ? kernel : contract;
+    }
 };
 
 /// A declared bucket rule: how a shape value with no exact entry finds one. `pow2`: the value
@@ -44,7 +49,7 @@ struct TunedEntry {
 struct TunedBucket {
     std::string kernel;
     std::string key;
-    std::string rule;     ///< "pow2" or "nearest"
+    std::string rule;       ///< "pow2" or "nearest"
     std::string contract{}; ///< as TunedEntry::contract: the entries the rule reads
     SourceLocation where{};
 };
@@ -91,5 +96,9 @@ std::vector<Diagnostic> stale_tuned_entries(const TunedTable& table, const Sourc
 
 /// "rows=4096,n=7168": a shape as entries and messages print it.
 std::string tuned_shape_text(const std::map<std::string, std::int64_t>& shape);
+
+/// "conv1d (conv1d_update)": a kernel source and a contract of it as messages print them; the
+/// source alone for its own contract (`contract` empty or named like it).
+std::string tuned_kernel_name(std::string_view kernel, std::string_view contract);
 
 } // namespace kjit

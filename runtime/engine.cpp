@@ -80,16 +80,16 @@ std::string Engine::apply_tuned(const SourceSet& sources, const std::string& sou
     const std::string table = display_path(spec.tuned->file);
     if (!m.entry) {
         const std::string contract = spec.tuned_contract.empty() ? source : spec.tuned_contract;
-        std::string text = "no entry in " + table + " for " + source +
-                           (contract == source ? "" : " (" + contract + ")") + " " +
-                           tuned_shape_text(tuned_shape) +
-                           (spec.tuned_dtype.empty() ? "" : " " + spec.tuned_dtype) + " on " +
-                           (gpu.empty() ? "any GPU" : gpu) + " " + arch_ + ": the kernel's defaults";
+        std::string text =
+            "no entry in " + table + " for " + tuned_kernel_name(source, spec.tuned_contract) +
+            " " + tuned_shape_text(tuned_shape) +
+            (spec.tuned_dtype.empty() ? "" : " " + spec.tuned_dtype) + " on " +
+            (gpu.empty() ? "any GPU" : gpu) + " " + arch_ + ": the kernel's defaults";
         // A contract the table holds nothing of (a misspelt name?): the ones it holds.
         std::set<std::string> contracts;
         for (const TunedEntry& e : spec.tuned->entries)
             if (e.kernel == source)
-                contracts.insert(e.contract.empty() ? source : e.contract);
+                contracts.insert(e.contract_name());
         if (!contracts.empty() && !contracts.contains(contract)) {
             std::string names;
             for (const std::string& c : contracts)

@@ -35,8 +35,7 @@ void record_winner(const std::filesystem::path& table, TunedEntry entry) {
     for (const auto& [k, v] : entry.defines)
         defines += (defines.empty() ? "" : " ") + k + "=" + v;
     std::printf("recorded in %s: %s %s %s on %s %s: %s, %.2f us (baseline %.2f us)\n",
-                display_path(table).c_str(),
-                (entry.contract.empty() ? entry.kernel : entry.contract).c_str(),
+                display_path(table).c_str(), entry.contract_name().c_str(),
                 tuned_shape_text(entry.shape).c_str(), entry.dtype.c_str(), entry.gpu.c_str(),
                 entry.arch.c_str(), defines.c_str(), entry.median_us, entry.baseline_us);
     t.record(std::move(entry));
