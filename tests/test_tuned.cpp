@@ -398,6 +398,55 @@ TEST_CASE("a sweep's winner is the fastest variant that passed its check") {
                          ConfigError);
 }
 
+TEST_CASE("a winner inside the noise of the baseline leaves the baseline in the table") {
+    SweepSpec spec;
+    spec.file = "s.toml";
+    spec.kernel = "splitk_gemv";
+    SweepParam block;
+    block.name = "GEMV_BLOCK";
+    spec.params = {block};
+    // Repetitions around `ms` with a relative interquartile range of about `iqr`.
+    const auto row = [](std::string b, double ms, double iqr, bool base = false) {
+        SweepRow x;
+        x.variant.defines = {{"GEMV_BLOCK", std::move(b)}};
+        x.variant.baseline = base;
+        std::vector<double> s;
+        for (int i = 0; i < 21; ++i)
+            s.push_back(ms * (1 + iqr * (i - 10) / 10.0));
+        x.stats = Stats::of(s);
+        x.check = "IDENTICAL";
+        return x;
+    };
+    SweepResult r;
+    // 0.5 % faster with quiet repetitions: under the 1 % floor.
+    r.rows = {row("256", 0.0100, 0.001, true), row("512", 0.00995, 0.001)};
+    TunedPick p = tuned_pick(r);
+    CHECK(p.row == &r.rows[0]);
+    CHECK(p.note == "GEMV_BLOCK=512 ran 0.5 % under the baseline, inside the noise (1.0 %): "
+                    "baseline kept");
+    CHECK(tuned_entry(spec, r).defines.at("GEMV_BLOCK") == "256");
+    CHECK(tuned_entry(spec, r).median_us == doctest::Approx(10));
+    // 3 % faster, but the baseline's repetitions spread 8 % between their quartiles: the
+    // medians' difference has a standard error of 0.929 * 8 % / sqrt(21) = 1.6 %.
+    r.rows = {row("256", 0.0100, 0.08, true), row("512", 0.0097, 0.001)};
+    CHECK(tuned_pick(r).row == &r.rows[0]);
+    CHECK(tuned_pick(r).note == "GEMV_BLOCK=512 ran 3.0 % under the baseline, inside the noise "
+                                "(3.2 %): baseline kept");
+    // 13 % faster with a 14 % spread: well outside the medians' noise.
+    r.rows = {row("256", 0.0100, 0.14, true), row("512", 0.0087, 0.14)};
+    CHECK(tuned_pick(r).row == &r.rows[1]);
+    // 3 % faster with quiet repetitions: the variant wins, no note.
+    r.rows = {row("256", 0.0100, 0.01, true), row("512", 0.0097, 0.01)};
+    p = tuned_pick(r);
+    CHECK(p.row == &r.rows[1]);
+    CHECK(p.note.empty());
+    CHECK(tuned_entry(spec, r).defines.at("GEMV_BLOCK") == "512");
+    // A baseline that failed its check is no candidate: the fastest that passed wins.
+    r.rows = {row("256", 0.0100, 0.001, true), row("512", 0.00995, 0.001)};
+    r.rows[0].check = "DIFFERS at 3 (1 vs 2)";
+    CHECK(tuned_pick(r).row == &r.rows[1]);
+}
+
 TEST_CASE("a sweep's cached rows are keyed by the dtype and shape it runs at") {
     // kjit tune runs one sweep file at several shapes and dtypes: no row may stand for another.
     SweepSpec spec = SweepSpec::parse("kernel = \"rms_norm\"\n[shape]\nrows = 64\nn = 256\n"

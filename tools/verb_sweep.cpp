@@ -86,7 +86,7 @@ int run_sweep_file(const SweepArgs& args, const std::string& file) {
                 "sweep.json, sweep.svg\n",
                 r.rows.size(), failed, r.wall_ms, out.c_str());
     if (!args.record.empty())
-        record_winner(args.record, tuned_entry(spec, r));
+        record_winner(args.record, spec, r);
     return failed ? kFindings : kOk;
 }
 /// FILE, else every sweep file the project file names, in order.

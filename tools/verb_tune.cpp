@@ -16,7 +16,9 @@
 
 namespace kjit::cli {
 
-void record_winner(const std::filesystem::path& table, TunedEntry entry) {
+void record_winner(const std::filesystem::path& table, const SweepSpec& spec,
+                   const SweepResult& result) {
+    TunedEntry entry = tuned_entry(spec, result);
     // Two tunes (one per GPU) write one table: read, add and write under a lock of its own.
     const std::string lock_path = table.string() + ".lock";
     const int fd = ::open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
@@ -38,6 +40,8 @@ void record_winner(const std::filesystem::path& table, TunedEntry entry) {
                 display_path(table).c_str(), entry.contract_name().c_str(),
                 tuned_shape_text(entry.shape).c_str(), entry.dtype.c_str(), entry.gpu.c_str(),
                 entry.arch.c_str(), defines.c_str(), entry.median_us, entry.baseline_us);
+    if (const std::string note = tuned_pick(result).note; !note.empty())
+        std::printf("  %s\n", note.c_str());
     t.record(std::move(entry));
     t.save();
 }
@@ -119,7 +123,7 @@ int run_tune(const TuneArgs& args) {
         std::printf("  %s: %zu variants (%s), %d failed their check or failed\n",
                     shape_text(spec.contract, shape).c_str(), r.rows.size(), r.search.c_str(), bad);
         failed += bad;
-        record_winner(table, tuned_entry(spec, r));
+        record_winner(table, spec, r);
     }
     return failed ? kFindings : kOk;
 }

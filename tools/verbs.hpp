@@ -18,6 +18,11 @@
 #include <string_view>
 #include <vector>
 
+namespace kjit {
+struct SweepSpec;
+struct SweepResult;
+} // namespace kjit
+
 namespace kjit::cli {
 
 /// Exit codes of every verb.
@@ -133,8 +138,10 @@ Action add_ledger(CLI::App& app);
 Action add_sweep(CLI::App& app);
 Action add_tune(CLI::App& app);
 
-/// Adds `entry` to the tuned table at `table` (read first when it exists) and says so.
-void record_winner(const std::filesystem::path& table, TunedEntry entry);
+/// Adds the entry of `result`'s winner (tuned_entry) to the tuned table at `table` (read first
+/// when it exists) and says so, with why the baseline was kept when it was.
+void record_winner(const std::filesystem::path& table, const SweepSpec& spec,
+                   const SweepResult& result);
 Action add_bench(CLI::App& app);
 Action add_digest(CLI::App& app);
 

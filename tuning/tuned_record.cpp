@@ -3,17 +3,72 @@
 #include "core/error.hpp"
 #include "tuning/sweep_judge.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
 namespace kjit {
 
-TunedEntry tuned_entry(const SweepSpec& spec, const SweepResult& result) {
+namespace {
+/// (q3 - q1) / median of a row's repetitions; 0 with fewer than four.
+double relative_iqr(const Stats& s) {
+    std::vector<double> v = s.samples;
+    if (v.size() < 4 || s.median <= 0)
+        return 0;
+    std::sort(v.begin(), v.end());
+    const auto at = [&](double q) { // linear interpolation between the closest ranks
+        const double pos = q * static_cast<double>(v.size() - 1);
+        const auto lo = static_cast<std::size_t>(pos);
+        const double frac = pos - static_cast<double>(lo);
+        return lo + 1 < v.size() ? v[lo] + frac * (v[lo + 1] - v[lo]) : v[lo];
+    };
+    return (at(0.75) - at(0.25)) / s.median;
+}
+
+std::string percent(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f %%", 100 * x);
+    return buf;
+}
+} // namespace
+
+TunedPick tuned_pick(const SweepResult& result) {
     const SweepRow* best = nullptr;
     const SweepRow* base = nullptr;
     for (const SweepRow& row : result.rows) {
-        if (row.variant.baseline)
+        if (row.variant.baseline && row_passed(row))
             base = &row;
         if (row_passed(row) && (!best || row.stats.median < best->stats.median))
             best = &row;
     }
+    if (!best || !base || best == base)
+        return {best, {}};
+    const double gain = 1 - best->stats.median / base->stats.median;
+    // The standard error of a median, from the interquartile range (normal samples:
+    // 1.2533 sigma / sqrt(n), sigma = IQR / 1.349); twice that of the difference, at least 1 %.
+    const auto se = [](const Stats& s) {
+        return 0.929 * relative_iqr(s) / std::sqrt(static_cast<double>(s.samples.size()));
+    };
+    const double noise =
+        std::max(0.01, 2 * std::hypot(se(best->stats), se(base->stats)));
+    if (gain > noise)
+        return {best, {}};
+    std::string swept;
+    for (const auto& [k, v] : best->variant.defines)
+        if (base->variant.defines.count(k) == 0 || base->variant.defines.at(k) != v)
+            swept += (swept.empty() ? "" : " ") + k + "=" + v;
+    return {base, (swept.empty() ? std::string("the fastest variant") : swept) + " ran " +
+                      percent(gain) + " under the baseline, inside the noise (" +
+                      percent(noise) + "): baseline kept"};
+}
+
+TunedEntry tuned_entry(const SweepSpec& spec, const SweepResult& result) {
+    const SweepRow* best = tuned_pick(result).row;
+    const SweepRow* base = nullptr;
+    for (const SweepRow& row : result.rows)
+        if (row.variant.baseline)
+            base = &row;
     if (!best)
         throw ConfigError("no variant passed its check: nothing to record", spec.file);
     TunedEntry e;

@@ -5,12 +5,28 @@
 #include "tuning/sweep_result.hpp"
 #include "tuning/sweep_spec.hpp"
 
+#include <string>
+
 namespace kjit {
 
-/// The tuned-table entry of `result`: its fastest variant that passed its check, with the
-/// swept defines and the sweep file's fixed ones, the shape, dtype, GPU and arch it ran at, the
-/// hash of the sources it compiled (result.tuned_source), its median and the baseline's.
-/// ConfigError when no
+/// The variant a tuned entry records, and why.
+struct TunedPick {
+    const SweepRow* row = nullptr; ///< null when no variant passed its check
+    /// Set when the baseline was kept over a faster variant: "RMS_BLOCK=512 ran 0.6 % under
+    /// the baseline, inside the noise (1.9 %): baseline kept".
+    std::string note;
+};
+
+/// The fastest variant of `result` that passed its check, unless it beats the baseline by no
+/// more than the noise: the larger of 1 % and twice the standard error of the difference of
+/// the two medians (each estimated from its repetitions' interquartile range). A pick inside
+/// the noise is a coin toss that a later run may reverse; the baseline (the shipped defaults)
+/// is kept then.
+TunedPick tuned_pick(const SweepResult& result);
+
+/// The tuned-table entry of `result`: tuned_pick's variant, with the swept defines and the
+/// sweep file's fixed ones, the shape, dtype, GPU and arch it ran at, the hash of the sources
+/// it compiled (result.tuned_source), its median and the baseline's. ConfigError when no
 /// variant passed or the winner's choice lies only in launch parameters, which a compile
 /// cannot carry (the entry records defines).
 TunedEntry tuned_entry(const SweepSpec& spec, const SweepResult& result);
