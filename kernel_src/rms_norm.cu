@@ -21,6 +21,12 @@
                     // up to RMS_BLOCK * RMS_CACHE chunks are read from memory once
 #endif
 
+#ifndef RMS_W_EARLY
+#define RMS_W_EARLY 0 // 1: a cached row loads the weight's chunks with its own, before the
+                      // reduction, so no memory round trip follows it (a decode row's latency);
+                      // costs RMS_CACHE more 16-byte registers
+#endif
+
 static_assert(RMS_WIDTH % RMS_BLOCK == 0, "RMS_BLOCK must divide RMS_WIDTH");
 static_assert(RMS_WIDTH % 32 == 0 && RMS_WIDTH <= 1024, "RMS_WIDTH: a multiple of 32, <= 1024");
 
@@ -71,13 +77,17 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
             acc[s] = 0.0f;
         // A row that fits RMS_CACHE chunks per thread stays in registers for the apply pass.
         const bool cached = vec && chunks <= RMS_CACHE * RMS_BLOCK;
+        using V = decltype(Vec16<T>::v);
         Vec16<T> cache[RMS_CACHE];
+        Vec16<T> wcache[RMS_W_EARLY ? RMS_CACHE : 1];
         if (cached) {
 #pragma unroll
             for (int k = 0; k < RMS_CACHE; ++k) {
                 const int c = threadIdx.x + k * RMS_BLOCK;
                 if (c < chunks) {
-                    cache[k].v = reinterpret_cast<const decltype(Vec16<T>::v)*>(xr)[c];
+                    cache[k].v = reinterpret_cast<const V*>(xr)[c];
+                    if (RMS_W_EARLY)
+                        wcache[RMS_W_EARLY ? k : 0].v = reinterpret_cast<const V*>(w)[c];
                     float a = acc[k % kSlots];
 #pragma unroll
                     for (int i = 0; i < kChunk; ++i)
@@ -93,7 +103,7 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
                 for (int s = 0; s < kSlots; ++s)
                     a = s == slot ? acc[s] : a;
                 if (vec) {
-                    const Vec16<T> v{reinterpret_cast<const decltype(Vec16<T>::v)*>(xr)[c]};
+                    const Vec16<T> v{reinterpret_cast<const V*>(xr)[c]};
 #pragma unroll
                     for (int i = 0; i < kChunk; ++i)
                         a = __fmaf_rn(v.get(i), v.get(i), a);
@@ -110,11 +120,14 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
             }
         }
         // Partial j = threadIdx.x + s * RMS_BLOCK sits in lane j % 32 of "virtual warp" j / 32,
-        // exactly where a block of RMS_WIDTH threads would hold it.
+        // exactly where a block of RMS_WIDTH threads would hold it. Partial j holds chunks
+        // j, j + RMS_WIDTH, ...: a virtual warp from chunk `chunks` on holds only zeros, whose
+        // sum (0) needs no shuffles (a narrow row's reduction skips most of the tree, same bits).
         __syncthreads(); // scratch and total may still be read for the previous row
 #pragma unroll
         for (int s = 0; s < kSlots; ++s) {
-            const float v = warp_sum(acc[s]);
+            const int first = (warp + s * (RMS_BLOCK / 32)) * 32; // the virtual warp's partial 0
+            const float v = first < chunks ? warp_sum(acc[s]) : 0.0f;
             if (lane == 0)
                 scratch[warp + s * (RMS_BLOCK / 32)] = v;
         }
@@ -127,13 +140,13 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
         __syncthreads();
         // Exact division and square root: the scale is computed once per row.
         const float inv = 1.0f / sqrtf(total / static_cast<float>(n) + eps);
-        using V = decltype(Vec16<T>::v);
         if (cached) {
 #pragma unroll
             for (int k = 0; k < RMS_CACHE; ++k) {
                 const int c = threadIdx.x + k * RMS_BLOCK;
                 if (c < chunks) {
-                    const Vec16<T> wv{reinterpret_cast<const V*>(w)[c]};
+                    const Vec16<T> wv = RMS_W_EARLY ? wcache[RMS_W_EARLY ? k : 0]
+                                                    : Vec16<T>{reinterpret_cast<const V*>(w)[c]};
                     Vec16<T> out;
 #pragma unroll
                     for (int i = 0; i < kChunk; ++i)
