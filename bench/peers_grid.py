@@ -1,5 +1,5 @@
-"""kjit's conv1d and conv1d_update against causal-conv1d over a grid of shapes
-(bench/grids/conv1d.toml, bench/grids/conv1d_update.toml), both in this process with one timer:
+"""kjit's kernels against their strongest peers over a grid of shapes (bench/grids/*.toml), all
+in this process with one timer:
 CUDA events around each call, the L2 flushed before each (a 256 MiB write outside the timed
 region), warm-ups first, and A B B A blocks of repetitions per case.
 conv1d: a one-call CUDA graph replay per arm (unless --stream), against causal_conv1d_fn.
@@ -7,7 +7,10 @@ conv1d_update (one decode token, the state rolled in place): against causal_conv
 two ways: `--calls` calls captured in one graph, per call (launch cost amortized, the data warm
 after the first call), and one call per replay (cold L2, one replay's overhead).
 kjit's arm is the CUBIN `kjit compile` writes, launched through CuPy on torch's stream with the
-contract's grid. Each case also compares the two outputs (max abs difference over max abs
+contract's grid. delta_rule: one decode step against fla's fused_recurrent_gated_delta_rule, both
+checked against the float64 recurrence. rms_norm: against torch eager, torch.compile (static
+shapes, F.rms_norm and the written-out formula) and Liger, each timed alone, kjit then in A B B A
+pairs against the fastest. Each case also compares the two outputs (max abs difference over max abs
 value; for the update the rolled states too) so that both compute the same thing.
 
 Prints one line per case and a summary; --csv writes the rows. Usage (GPU machine):
@@ -127,6 +130,13 @@ class KjitSource:
         return on_torch_stream(module.get_function(f"conv1d_update_{dtype}"), -(-(b * c) // block),
                                block, args)
 
+    def rms_norm_launcher(self, dtype, x, w, y, eps):
+        module, d = self.module()
+        rows, n = x.shape
+        args = (ptr(x), ptr(w), ptr(y), np.int32(rows), np.int32(n), np.float32(eps))
+        return on_torch_stream(module.get_function(f"rms_norm_{dtype}"), rows,
+                               int(d["RMS_BLOCK"]), args)
+
     def delta_rule_launcher(self, q, k, v, g, beta, state, o, scale):
         module, d = self.module()
         bh, dk = q.shape
@@ -143,18 +153,36 @@ class KjitSource:
 
 
 def tuned_defines(path, source, kernel, keys):
-    """(dtype, *shape values in `keys` order) -> defines, for this GPU's entries of `kernel`."""
-    tuned = {}
+    """(dtype, *shape values in `keys` order) -> defines, for this GPU's entries of `kernel`:
+    the entry start-up would take (jit/tuned_table.cpp), the exact shape, else the table's
+    "nearest" bucket (the closest recorded value of its key on a log scale, the other keys
+    equal; the first such entry on a tie); None when there is none."""
+    entries, nearest = [], []
     if path:
         with open(path, "rb") as f:
-            gpu = torch.cuda.get_device_name()
-            for e in tomllib.load(f).get("entry", []):
-                # conv1d_update's entries sit under its source, conv1d.cu, naming the contract.
-                if (e["kernel"] == source and e.get("contract", source) == kernel
-                        and e["gpu"] == gpu):
-                    d = {k: v for k, v in e["defines"].items() if k != "CONV_SILU"}
-                    tuned[(e["dtype"], *(e["shape"][k] for k in keys))] = d
-    return tuned
+            table = tomllib.load(f)
+        gpu = torch.cuda.get_device_name()
+        for e in table.get("entry", []):
+            # conv1d_update's entries sit under its source, conv1d.cu, naming the contract.
+            if (e["kernel"] == source and e.get("contract", source) == kernel
+                    and e["gpu"] == gpu):
+                d = {k: v for k, v in e["defines"].items() if k != "CONV_SILU"}
+                entries.append(((e["dtype"], *(e["shape"][k] for k in keys)), d))
+        nearest = [keys.index(b["key"]) + 1 for b in table.get("bucket", [])
+                   if b["kernel"] == source and b.get("contract", source) == kernel
+                   and b["rule"] == "nearest"]
+
+    def lookup(key):
+        for k, d in entries:
+            if k == key:
+                return d
+        for i in nearest:
+            near = [(abs(math.log(k[i] / key[i])), n, d) for n, (k, d) in enumerate(entries)
+                    if k[:i] + k[i + 1:] == key[:i] + key[i + 1:]]
+            if near:
+                return min(near, key=lambda x: x[:2])[2]
+        return None
+    return lookup
 
 
 def relative_diff(got, want):
@@ -315,9 +343,87 @@ def delta_rule_rows(a, grid, kjit_for, timer, ceiling):
                 yield row
 
 
+def rms_norm_peers(n, eps):
+    """The rms_norm peers of one width, name -> fn(x, w): torch eager, torch.compile (static
+    shapes, compiled afresh for this shape) of F.rms_norm and of the written-out formula, and
+    Liger (casting mode "gemma": fp32 throughout and one rounding at the end, kjit's numerics)."""
+    import torch.nn.functional as F
+    from liger_kernel.ops.rms_norm import LigerRMSNormFunction
+
+    def formula(x, w):
+        xf = x.float()
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * w.float()).to(x.dtype)
+    eager = lambda x, w: F.rms_norm(x, (n,), w, eps)
+    # A fresh compile per shape: dynamo's cache would otherwise fill after a few shapes and fall
+    # back to eager (or to a dynamic-shape kernel).
+    torch._dynamo.reset()
+    return {"eager": eager,
+            "compile": torch.compile(eager, dynamic=False),
+            "compile_formula": torch.compile(formula, dynamic=False),
+            "liger": lambda x, w: LigerRMSNormFunction.apply(x, w, eps, 0.0, "gemma", False)}
+
+
+def rms_norm_rows(a, grid, kjit_for, timer, ceiling):
+    """Every peer timed (one call per graph replay, L2 flushed); kjit against the fastest in
+    A B B A pairs. Decode-size rows (<= 32) also many calls per graph, per call."""
+    eps = 1e-6
+    for dname in a.dtype or grid["dtypes"]:
+        dtype = DTYPES[dname]
+        for n in grid["n"]:
+            for rows in grid["rows"]:
+                x = torch.randn(rows, n, device="cuda", dtype=dtype)
+                w = torch.randn(n, device="cuda", dtype=dtype)
+                y = torch.empty_like(x)
+                nbytes = (2 * rows * n + n) * x.element_size()
+                kjit, used = kjit_for((dname, rows, n))
+                config = (f"B{used['RMS_BLOCK']}xC{used.get('RMS_CACHE', 8)}"
+                          + ("xW" if used.get("RMS_W_EARLY") == "1" else ""))
+                ours = kjit.rms_norm_launcher(dname, x, w, y, eps)
+                ours()
+                peers, diffs, alone = rms_norm_peers(n, eps), {}, {}
+                for name, fn in peers.items():
+                    ref = fn(x, w)
+                    torch.cuda.synchronize()
+                    diffs[name] = relative_diff(y, ref)
+                    g = graphed(lambda: fn(x, w), calls=1)
+                    timer.reps(g, 3) # warm-up: the GPU idled through the compiles
+                    alone[name] = statistics.median(timer.reps(g, a.reps))
+                    del g
+                best = min(alone, key=alone.get)
+                peer = lambda: peers[best](x, w)
+                row = dict(dtype=dname, rows=rows, n=n, config=config, peer=best,
+                           **{f"{k}_us": v for k, v in alone.items()},
+                           diff=max(diffs.values()), mib=nbytes / 2**20)
+                fa, fb = graphed(ours, calls=1), graphed(peer, calls=1)
+                ta, tb, ratios = timer.abba(fa, fb, a.pairs, a.reps)
+                del fa, fb
+                ka, pb, r = statistics.median(ta), statistics.median(tb), statistics.median(ratios)
+                row.update(kjit_us=ka, peer_us=pb, speedup=r, low=min(ratios), high=max(ratios),
+                           kjit_gbps=nbytes / ka / 1e3, copy_share=nbytes / ka / 1e3 / ceiling)
+                line = (f"{dname:4} rows={rows:<5} n={n:<5} {config:8} kjit {ka:8.2f} us "
+                        f"{best} {pb:8.2f} us  peer/kjit {r:5.3f} [{min(ratios):5.3f} .. "
+                        f"{max(ratios):5.3f}]  {row['kjit_gbps']:7.1f} GB/s "
+                        f"({100 * row['copy_share']:4.1f} % of copy)  peers "
+                        + " ".join(f"{k} {v:.2f}" for k, v in alone.items()))
+                if rows <= 32:
+                    for calls in (a.calls,):
+                        fa, fb = graphed(ours, calls=calls), graphed(peer, calls=calls)
+                        ta, tb, ratios = timer.abba(fa, fb, a.pairs, a.reps)
+                        del fa, fb
+                        row.update(many_kjit_us=statistics.median(ta) / calls,
+                                   many_peer_us=statistics.median(tb) / calls,
+                                   many_speedup=statistics.median(ratios), many_low=min(ratios))
+                        line += (f"  {calls} per graph: kjit {row['many_kjit_us']:.2f} us peer "
+                                 f"{row['many_peer_us']:.2f} us {row['many_speedup']:.3f}")
+                print(line + f"  diff {row['diff']:.1e}", flush=True)
+                yield row
+                del x, y, peers
+
+
 KERNELS = {"conv1d": ("conv1d", ("b", "c", "t"), conv1d_rows),
            "conv1d_update": ("conv1d", ("b", "c"), update_rows),
-           "delta_rule": ("delta_rule", ("b", "h", "dk", "dv"), delta_rule_rows)}
+           "delta_rule": ("delta_rule", ("b", "h", "dk", "dv"), delta_rule_rows),
+           "rms_norm": ("rms_norm", ("rows", "n"), rms_norm_rows)}
 
 
 def main():
@@ -333,8 +439,9 @@ def main():
                     help="conv1d_update: calls captured in one graph for the per-call figure")
     ap.add_argument("--csv")
     ap.add_argument("--dtype", action="append", help="only these dtypes")
-    ap.add_argument("--table", help="a tuned table: each shape's entry (exact shape, dtype and "
-                    "GPU) gives kjit's defines there, else the defaults")
+    ap.add_argument("--table", help="a tuned table: each shape's entry (as start-up looks it "
+                    "up: exact, else the table's nearest bucket; this GPU) gives kjit's defines "
+                    "there, else the defaults")
     ap.add_argument("--stream", action="store_true",
                     help="conv1d: time stream launches instead of one-call graph replays")
     a = ap.parse_args()
@@ -343,8 +450,9 @@ def main():
     source, keys, rows_of = KERNELS[grid["kernel"]]
     # The contracts' defaults (kernels/conv1d.cpp, kernels/delta_rule.cpp); the update reads
     # CONV_BLOCK only.
-    defines = ({"DR_BV": "32", "DR_KSPLIT": "4", "DR_MAX_DK": "128"} if source == "delta_rule"
-               else {"CONV_TILE": "16", "CONV_BLOCK": "64", "CONV_SEGS": "0"})
+    defines = {"delta_rule": {"DR_BV": "32", "DR_KSPLIT": "4", "DR_MAX_DK": "128"},
+               "rms_norm": {"RMS_BLOCK": "256"},
+               "conv1d": {"CONV_TILE": "16", "CONV_BLOCK": "64", "CONV_SEGS": "0"}}[source]
     for kv in a.defines:
         k, v = kv.split("=", 1)
         defines[k] = v
@@ -357,13 +465,18 @@ def main():
         kjits = {}
 
         def kjit_for(key):
-            d = dict(defines, **tuned.get(key, {}))
+            d = dict(defines, **(tuned(key) or {}))
             k = tuple(sorted(d.items()))
             if k not in kjits:
                 os.makedirs(work + f"/{len(kjits)}")
                 kjits[k] = KjitSource(a.kjit, a.src, source, d, work + f"/{len(kjits)}")
             return kjits[k], d
-        rows = list(rows_of(a, grid, kjit_for, timer, ceiling))
+        rows = []
+        try:
+            for row in rows_of(a, grid, kjit_for, timer, ceiling):
+                rows.append(row)
+        except KeyboardInterrupt: # `timeout -s INT`: summarize and write what has run
+            print(f"interrupted after {len(rows)} cases", flush=True)
     if not rows:
         print("summary: no case ran")
         return 1
@@ -381,7 +494,8 @@ def main():
               f"{sum(r['one_speedup'] >= 1.0 and r['one_low'] >= 0.97 for r in rows)} pass")
     if a.csv:
         with open(a.csv, "w", newline="") as f:
-            wr = csv.DictWriter(f, fieldnames=list(rows[0]))
+            fields = list(dict.fromkeys(k for r in rows for k in r)) # some rows have more
+            wr = csv.DictWriter(f, fieldnames=fields)
             wr.writeheader()
             wr.writerows(rows)
 
