@@ -154,33 +154,47 @@ class KjitSource:
 
 def tuned_defines(path, source, kernel, keys):
     """(dtype, *shape values in `keys` order) -> defines, for this GPU's entries of `kernel`:
-    the entry start-up would take (jit/tuned_table.cpp), the exact shape, else the table's
-    "nearest" bucket (the closest recorded value of its key on a log scale, the other keys
-    equal; the first such entry on a tie); None when there is none."""
-    entries, nearest = [], []
+    the entry start-up would take (TunedTable::lookup in jit/tuned_table.cpp): the exact shape,
+    else each bucket rule of the table in order ("pow2": the key rounded up to a power of two,
+    exactly; "nearest": the closest recorded value on a log scale with the other keys equal,
+    the larger on a tie); None when there is none."""
+    entries, buckets = [], []
     if path:
         with open(path, "rb") as f:
             table = tomllib.load(f)
         gpu = torch.cuda.get_device_name()
+        major, minor = torch.cuda.get_device_capability()
         for e in table.get("entry", []):
             # conv1d_update's entries sit under its source, conv1d.cu, naming the contract.
             if (e["kernel"] == source and e.get("contract", source) == kernel
-                    and e["gpu"] == gpu):
+                    and e["gpu"] == gpu and e["arch"] == f"sm_{major}{minor}"):
                 d = {k: v for k, v in e["defines"].items() if k != "CONV_SILU"}
-                entries.append(((e["dtype"], *(e["shape"][k] for k in keys)), d))
-        nearest = [keys.index(b["key"]) + 1 for b in table.get("bucket", [])
-                   if b["kernel"] == source and b.get("contract", source) == kernel
-                   and b["rule"] == "nearest"]
+                entries.append((e.get("dtype", ""), e["shape"], d))
+        buckets = [b for b in table.get("bucket", [])
+                   if b["kernel"] == source and b.get("contract", source) == kernel]
 
     def lookup(key):
-        for k, d in entries:
-            if k == key:
-                return d
-        for i in nearest:
-            near = [(abs(math.log(k[i] / key[i])), n, d) for n, (k, d) in enumerate(entries)
-                    if k[:i] + k[i + 1:] == key[:i] + key[i + 1:]]
+        dtype, shape = key[0], dict(zip(keys, key[1:]))
+        fits = [(s, d) for t, s, d in entries if t in ("", dtype)]
+        exact = lambda want: next((d for s, d in fits if s == want), None)
+        if (d := exact(shape)) is not None:
+            return d
+        for b in buckets:
+            k = b["key"]
+            if k not in shape:
+                continue
+            if b["rule"] == "pow2":
+                rounded = dict(shape, **{k: 1 << max(shape[k] - 1, 0).bit_length()})
+                if (d := exact(rounded)) is not None:
+                    return d
+                continue
+            near = [(abs(math.log(s[k] / shape[k])), -s[k], d) for s, d in fits
+                    if s.keys() == shape.keys() and s[k] > 0 and shape[k] > 0
+                    and all(s[x] == shape[x] for x in shape if x != k)]
             if near:
-                return min(near, key=lambda x: x[:2])[2]
+                # Distances equal up to rounding are a tie, which the larger value wins.
+                best = min(near, key=lambda x: x[0])[0]
+                return min((x for x in near if x[0] - best < 1e-9), key=lambda x: x[1])[2]
         return None
     return lookup
 

@@ -223,7 +223,8 @@ TunedMatch TunedTable::lookup(std::string_view kernel,
                                std::to_string(rounded[b.key])};
             continue;
         }
-        // nearest: every other key equal, the closest value of `key` on a log scale.
+        // nearest: every other key equal, the closest value of `key` on a log scale; on a tie
+        // the larger, whatever the file's order.
         const TunedEntry* best = nullptr;
         double distance = 0;
         for (const TunedEntry& e : entries) {
@@ -236,7 +237,9 @@ TunedMatch TunedTable::lookup(std::string_view kernel,
                 continue;
             const double d = std::abs(std::log(static_cast<double>(e.shape.at(b.key)) /
                                                static_cast<double>(v)));
-            if (!best || d < distance) {
+            const bool tie = best && std::abs(d - distance) < 1e-9;
+            if (!best || (!tie && d < distance) ||
+                (tie && e.shape.at(b.key) > best->shape.at(b.key))) {
                 best = &e;
                 distance = d;
             }

@@ -45,7 +45,7 @@ struct TunedEntry {
 
 /// A declared bucket rule: how a shape value with no exact entry finds one. `pow2`: the value
 /// rounded up to a power of two; `nearest`: the entry nearest on a log scale, every other key
-/// equal.
+/// equal (on a tie the larger value: a lookup does not depend on the order of the file).
 struct TunedBucket {
     std::string kernel;
     std::string key;

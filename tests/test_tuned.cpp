@@ -134,6 +134,13 @@ TEST_CASE("a lookup takes the exact shape then the bucket rules on the device's 
     CHECK(near.how == "bucket rows nearest 1500 -> 1024");
     CHECK(t.lookup("splitk_gemv", at3000, "", "NVIDIA H200", "sm_90").entry->shape.at("rows") ==
           4096);
+    // 2048 lies as far from 1024 as from 4096 on a log scale: the larger wins, in either order.
+    const std::map<std::string, std::int64_t> at2048{{"rows", 2048}, {"cols", 4096}};
+    CHECK(t.lookup("splitk_gemv", at2048, "", "NVIDIA H200", "sm_90").how ==
+          "bucket rows nearest 2048 -> 4096");
+    std::swap(t.entries[0], t.entries[1]);
+    CHECK(t.lookup("splitk_gemv", at2048, "", "NVIDIA H200", "sm_90").how ==
+          "bucket rows nearest 2048 -> 4096");
 }
 
 TEST_CASE("two contracts of one source keep their own entries and buckets") {
@@ -441,6 +448,10 @@ TEST_CASE("a winner inside the noise of the baseline leaves the baseline in the 
     CHECK(p.row == &r.rows[1]);
     CHECK(p.note.empty());
     CHECK(tuned_entry(spec, r).defines.at("GEMV_BLOCK") == "512");
+    // The fastest is 6 % faster but noisy (a 40 % spread); the next, 4 % faster and quiet,
+    // clears its own noise and is taken.
+    r.rows = {row("256", 0.0100, 0.001, true), row("512", 0.0094, 0.4), row("128", 0.0096, 0.001)};
+    CHECK(tuned_pick(r).row == &r.rows[2]);
     // A baseline that failed its check is no candidate: the fastest that passed wins.
     r.rows = {row("256", 0.0100, 0.001, true), row("512", 0.00995, 0.001)};
     r.rows[0].check = "DIFFERS at 3 (1 vs 2)";

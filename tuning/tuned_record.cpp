@@ -34,33 +34,45 @@ std::string percent(double x) {
 } // namespace
 
 TunedPick tuned_pick(const SweepResult& result) {
-    const SweepRow* best = nullptr;
     const SweepRow* base = nullptr;
+    std::vector<const SweepRow*> passed;
     for (const SweepRow& row : result.rows) {
-        if (row.variant.baseline && row_passed(row))
+        if (!row_passed(row))
+            continue;
+        if (row.variant.baseline)
             base = &row;
-        if (row_passed(row) && (!best || row.stats.median < best->stats.median))
-            best = &row;
+        passed.push_back(&row);
     }
-    if (!best || !base || best == base)
-        return {best, {}};
-    const double gain = 1 - best->stats.median / base->stats.median;
+    std::stable_sort(passed.begin(), passed.end(), [](const SweepRow* a, const SweepRow* b) {
+        return a->stats.median < b->stats.median;
+    });
+    if (passed.empty() || !base || passed.front() == base || base->stats.median <= 0)
+        return {passed.empty() ? nullptr : passed.front(), {}};
     // The standard error of a median, from the interquartile range (normal samples:
-    // 1.2533 sigma / sqrt(n), sigma = IQR / 1.349); twice that of the difference, at least 1 %.
+    // 1.2533 sigma / sqrt(n), sigma = IQR / 1.349); the noise of a difference of two medians is
+    // twice its standard error, and at least 1 %.
     const auto se = [](const Stats& s) {
         return 0.929 * relative_iqr(s) / std::sqrt(static_cast<double>(s.samples.size()));
     };
-    const double noise =
-        std::max(0.01, 2 * std::hypot(se(best->stats), se(base->stats)));
-    if (gain > noise)
-        return {best, {}};
+    const auto gain = [&](const SweepRow* r) { return 1 - r->stats.median / base->stats.median; };
+    const auto noise = [&](const SweepRow* r) {
+        return std::max(0.01, 2 * std::hypot(se(r->stats), se(base->stats)));
+    };
+    // The fastest variant that beats the baseline beyond the noise of the two.
+    for (const SweepRow* r : passed) {
+        if (r == base)
+            break;
+        if (gain(r) > noise(r))
+            return {r, {}};
+    }
+    const SweepRow* fastest = passed.front();
     std::string swept;
-    for (const auto& [k, v] : best->variant.defines)
+    for (const auto& [k, v] : fastest->variant.defines)
         if (base->variant.defines.count(k) == 0 || base->variant.defines.at(k) != v)
             swept += (swept.empty() ? "" : " ") + k + "=" + v;
     return {base, (swept.empty() ? std::string("the fastest variant") : swept) + " ran " +
-                      percent(gain) + " under the baseline, inside the noise (" +
-                      percent(noise) + "): baseline kept"};
+                      percent(gain(fastest)) + " under the baseline, inside the noise (" +
+                      percent(noise(fastest)) + "): baseline kept"};
 }
 
 TunedEntry tuned_entry(const SweepSpec& spec, const SweepResult& result) {

@@ -17,11 +17,12 @@ struct TunedPick {
     std::string note;
 };
 
-/// The fastest variant of `result` that passed its check, unless it beats the baseline by no
-/// more than the noise: the larger of 1 % and twice the standard error of the difference of
-/// the two medians (each estimated from its repetitions' interquartile range). A pick inside
-/// the noise is a coin toss that a later run may reverse; the baseline (the shipped defaults)
-/// is kept then.
+/// The fastest variant of `result` that passed its check and beats the sweep's baseline (its
+/// [check] baseline, the first variant when it names none) beyond the noise: the larger of 1 %
+/// and twice the standard error of the difference of the two medians, each estimated from its
+/// repetitions' interquartile range (with fewer than four repetitions, 1 % alone). A pick
+/// inside the noise is a coin toss that a later run may reverse: the baseline is kept then,
+/// with a note. Without a baseline that passed, the fastest variant that passed.
 TunedPick tuned_pick(const SweepResult& result);
 
 /// The tuned-table entry of `result`: tuned_pick's variant, with the swept defines and the
