@@ -1,6 +1,7 @@
 #include "lint/injections.hpp"
 
 #include "core/error.hpp"
+#include "jit/shape_check.hpp"
 #include "jit/shape_file.hpp"
 
 #include <algorithm>
@@ -20,6 +21,18 @@ std::vector<Injection> load_injections(const std::filesystem::path& shape_file) 
         for (const auto& [name, at] : spec.define_sources)
             inj.where[name] = at.name;
         out.push_back(std::move(inj));
+    }
+    return out;
+}
+
+std::vector<Injection> shape_injections(const std::vector<std::filesystem::path>& files,
+                                        const SourceSet* sources) {
+    std::vector<Injection> out;
+    for (const auto& file : files) {
+        if (sources)
+            (void)load_checked_shape_file(file, *sources);
+        auto injs = load_injections(file);
+        out.insert(out.end(), injs.begin(), injs.end());
     }
     return out;
 }

@@ -2,6 +2,7 @@
 // The define sets the engine injects into each kernel: the `[[kernel]]` tables of shape files.
 
 #include "core/diagnostic.hpp"
+#include "jit/sources.hpp"
 
 #include <filesystem>
 #include <map>
@@ -22,6 +23,12 @@ struct Injection {
 /// The kernels of a shape file (read by jit's ShapeFile, with its positions); ConfigError at
 /// file:line:col when it is broken.
 std::vector<Injection> load_injections(const std::filesystem::path& shape_file);
+
+/// The defines injected by the shape files `files`, each read fail closed: a file that does not
+/// parse, names a kernel `sources` lacks (when given) or a `${}` its shape lacks is a
+/// ConfigError at its file:line:col.
+std::vector<Injection> shape_injections(const std::vector<std::filesystem::path>& files,
+                                        const SourceSet* sources);
 
 /// Every `*.toml` directly in `dir` that parses as a shape file; `skipped` gets a note for
 /// each one that does not.

@@ -1,5 +1,6 @@
 #include "lint/lint.hpp"
 
+#include "jit/project.hpp"
 #include "lint/rules.hpp"
 #include "lint/rules_clang.hpp"
 #include "lint/rules_text.hpp"
@@ -54,6 +55,30 @@ LintReport lint(const LintRequest& request) {
     });
     f.erase(std::unique(f.begin(), f.end()), f.end());
     return report;
+}
+
+LintReport lint_groups(const std::vector<SourceGroup>& groups, const LintRun& run) {
+    const std::vector<Injection> explicit_injections = shape_injections(
+        run.shape_files, groups.size() == 1 ? &groups.front().sources : nullptr);
+    std::string why_not;
+    const auto clang = Libclang::open(run.libclang, &why_not);
+    LintReport all;
+    for (const auto& g : groups) {
+        const IncludeResolver resolver(g.sources, run.include_dirs);
+        LintRequest request{&g.sources, g.targets, explicit_injections, clang.get(), why_not};
+        request.resolver = &resolver;
+        if (!run.archs.empty())
+            request.archs = run.archs;
+        if (run.shape_files.empty() && !g.dir.empty())
+            request.injections = shape_injections(shape_files_beside(g.dir), &g.sources);
+        auto report = lint(request);
+        all.files += report.files;
+        all.findings.insert(all.findings.end(), report.findings.begin(), report.findings.end());
+        for (auto& n : report.notes)
+            if (std::find(all.notes.begin(), all.notes.end(), n) == all.notes.end())
+                all.notes.push_back(std::move(n));
+    }
+    return all;
 }
 
 } // namespace kjit::lint

@@ -8,8 +8,10 @@
 #include "jit/sources.hpp"
 #include "lint/injections.hpp"
 #include "lint/libclang.hpp"
+#include "lint/sources.hpp"
 
 #include <cstddef>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -38,5 +40,18 @@ struct LintReport {
 
 /// Runs every rule that can run; parses in parallel, one thread per kernel and define set.
 LintReport lint(const LintRequest& request);
+
+/// How `kjit lint` and kjit.lint lint groups of files (lint/sources.hpp).
+struct LintRun {
+    /// Shape files whose define sets apply to every group (each checked against the sources
+    /// when there is one group); empty: each group's directory's shape files beside it.
+    std::vector<std::filesystem::path> shape_files;
+    std::vector<std::filesystem::path> include_dirs; ///< beyond the sources' own
+    std::vector<std::string> archs;                  ///< empty: sm_90
+    std::string libclang;                            ///< empty: the first known that loads
+};
+
+/// Lints every group with one libclang; the findings of all, each note once.
+LintReport lint_groups(const std::vector<SourceGroup>& groups, const LintRun& run);
 
 } // namespace kjit::lint

@@ -31,7 +31,7 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     const SourceSet set = choice.load();
     // Every shape file is read against the sources, fail closed: one that does not parse, names
     // a kernel the sources lack or a `${}` the shape lacks stops the audit at its file:line:col.
-    const std::vector<lint::Injection> injections = shape_injections(shapes.choose(sources), &set);
+    const std::vector<lint::Injection> injections = lint::shape_injections(shapes.choose(sources), &set);
     std::vector<ProductionDefines> production;
     for (const lint::Injection& inj : injections)
         production.push_back({inj.spec, inj.source, inj.defines});

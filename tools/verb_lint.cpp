@@ -41,35 +41,17 @@ int run_lint(LintArgs& args) {
     args.sources.quiet = args.json;
     auto groups = args.sources.file_groups(args.files, args.embedded, "kjit lint");
     const Project* project = args.sources.project_file();
-    std::vector<std::filesystem::path> shape_files(args.shapes.begin(), args.shapes.end());
-    if (shape_files.empty() && args.files.empty() && project)
+    lint::LintRun run;
+    run.shape_files.assign(args.shapes.begin(), args.shapes.end());
+    if (run.shape_files.empty() && args.files.empty() && project)
         for (const ProjectPath& p : project->shape_files)
-            shape_files.emplace_back(display_path(p.path));
-    const std::vector<lint::Injection> explicit_injections =
-        shape_injections(shape_files, groups.size() == 1 ? &groups.front().sources : nullptr);
-    std::string why_not;
-    const auto clang = lint::Libclang::open(args.libclang, &why_not);
-    lint::LintReport all;
-    const std::vector<std::filesystem::path> include_dirs =
-        args.sources.include_dirs(args.include_dirs);
-    std::vector<std::string> archs = args.archs;
-    if (archs.empty() && project)
-        archs = project->archs;
-    for (const auto& g : groups) {
-        const IncludeResolver resolver(g.sources, include_dirs);
-        lint::LintRequest request{&g.sources, g.targets, explicit_injections, clang.get(), why_not};
-        request.resolver = &resolver;
-        if (!archs.empty())
-            request.archs = archs;
-        if (shape_files.empty() && !g.dir.empty())
-            request.injections = shape_injections(shape_files_beside(g.dir), &g.sources);
-        auto report = lint::lint(request);
-        all.files += report.files;
-        all.findings.insert(all.findings.end(), report.findings.begin(), report.findings.end());
-        for (auto& n : report.notes)
-            if (std::find(all.notes.begin(), all.notes.end(), n) == all.notes.end())
-                all.notes.push_back(std::move(n));
-    }
+            run.shape_files.emplace_back(display_path(p.path));
+    run.include_dirs = args.sources.include_dirs(args.include_dirs);
+    run.archs = args.archs;
+    if (run.archs.empty() && project)
+        run.archs = project->archs;
+    run.libclang = args.libclang;
+    const lint::LintReport all = lint::lint_groups(groups, run);
     const std::string notes = lint::format_notes(all.notes);
     const std::string text = lint::format_report(all, args.json);
     std::fwrite(notes.data(), 1, notes.size(), stderr);
