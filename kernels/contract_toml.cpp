@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 
@@ -463,6 +464,32 @@ KernelContract parse_contract(std::string_view text, const std::string& file) {
 
 KernelContract load_contract(const std::filesystem::path& path) {
     return read_contract(TomlDocument::load(path, "contract file"));
+}
+
+std::vector<std::string> register_project_contracts(const Project& project) {
+    // A file an earlier call registered is not registered again (the registry refuses a name
+    // twice); one listed twice in the project is, and is refused.
+    static std::mutex mutex;
+    static std::set<std::filesystem::path> earlier;
+    const std::lock_guard lock(mutex);
+    std::vector<std::string> names;
+    std::set<std::filesystem::path> now;
+    for (const ProjectPath& file : project.contracts) {
+        const std::filesystem::path key = std::filesystem::absolute(file.path).lexically_normal();
+        KernelContract c = load_contract(display_path(file.path));
+        names.push_back(c.name);
+        if (earlier.count(key))
+            continue;
+        try {
+            register_contract(std::move(c));
+        } catch (const ConfigError& e) { // a name taken by another contract
+            earlier.insert(now.begin(), now.end());
+            throw ConfigError(e.message, file.where);
+        }
+        now.insert(key);
+    }
+    earlier.insert(now.begin(), now.end());
+    return names;
 }
 
 } // namespace kjit

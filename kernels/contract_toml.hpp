@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/toml.hpp"
+#include "jit/project.hpp"
 #include "kernels/contract.hpp"
 #include "kernels/expr.hpp"
 
@@ -36,5 +37,10 @@ KernelContract read_inline_contract(const TomlTable& root, const InlineContractS
 KernelContract parse_contract(std::string_view text, const std::string& file);
 /// parse_contract() of the file at `path` (ConfigError when it cannot be read).
 KernelContract load_contract(const std::filesystem::path& path);
+
+/// Registers the contracts of `project`'s contract files that this process has not registered
+/// yet (a second call registers nothing); their names, in the project's order. ConfigError at
+/// the project file's line for a name another contract has.
+std::vector<std::string> register_project_contracts(const Project& project);
 
 } // namespace kjit

@@ -36,15 +36,7 @@ const std::vector<std::string>& SourceOptions::register_contracts() const {
     if (!contracts_) {
         contracts_.emplace();
         if (const Project* p = project_file())
-            for (const ProjectPath& file : p->contracts) {
-                KernelContract c = load_contract(display_path(file.path));
-                contracts_->push_back(c.name);
-                try {
-                    register_contract(std::move(c));
-                } catch (const ConfigError& e) { // a name taken by another contract
-                    throw ConfigError(e.message, file.where);
-                }
-            }
+            *contracts_ = register_project_contracts(*p);
     }
     return *contracts_;
 }
@@ -93,18 +85,6 @@ void ShapeOptions::add_to(CLI::App& app) {
 
 std::vector<std::filesystem::path> ShapeOptions::choose(const SourceOptions& sources) const {
     return choose_shape_files(files, sources.project_file(), sources.choice());
-}
-
-std::vector<lint::Injection> shape_injections(const std::vector<std::filesystem::path>& files,
-                                              const SourceSet* sources) {
-    std::vector<lint::Injection> out;
-    for (const auto& file : files) {
-        if (sources)
-            (void)load_checked_shape_file(file, *sources);
-        auto injs = lint::load_injections(file);
-        out.insert(out.end(), injs.begin(), injs.end());
-    }
-    return out;
 }
 
 std::vector<lint::SourceGroup> SourceOptions::file_groups(const std::vector<std::string>& files,

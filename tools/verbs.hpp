@@ -80,11 +80,6 @@ struct ShapeOptions {
     [[nodiscard]] std::vector<std::filesystem::path> choose(const SourceOptions& sources) const;
 };
 
-/// The defines injected by the shape files `files`, each read fail closed: a file that does not
-/// parse, names a kernel `sources` lacks (when given) or a `${}` its shape lacks is a
-/// ConfigError at its file:line:col.
-std::vector<lint::Injection> shape_injections(const std::vector<std::filesystem::path>& files,
-                                              const SourceSet* sources);
 
 /// Options shared by the verbs that compile: every compile goes through the cache.
 struct CacheOptions {

@@ -49,37 +49,27 @@ std::string sweep_table(const SweepSpec& spec, const SweepResult& result) {
     return os.str();
 }
 
-void write_sweep_outputs(const SweepSpec& spec, const SweepResult& result, const fs::path& dir) {
-    fs::create_directories(dir);
-    std::ofstream csv(dir / "sweep.csv");
-    csv << "variant";
-    for (const auto& p : spec.params)
-        csv << ',' << p.name;
-    csv << ",device,grid,block,smem,registers,blocks_per_sm,waves,sm_share,median_ms,min_ms,max_ms,"
-           "stddev_ms,gbps,copy_share,ratio,check,error\n";
-    std::ofstream json(dir / "sweep.json");
-    json << "{\n  \"kernel\": \"" << spec.kernel << "\",\n  \"provenance\": \""
-         << result.provenance.text() << "\",\n  \"copy_gbps\": " << result.copy_gbps
+namespace {
+/// A JSON string literal of `s`.
+std::string quoted(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s)
+        out += c == '"' || c == '\\' ? std::string("\\") + c
+               : c == '\n'           ? std::string("\\n")
+                                     : std::string(1, c);
+    return out + "\"";
+}
+} // namespace
+
+std::string sweep_json(const SweepSpec& spec, const SweepResult& result) {
+    std::ostringstream json;
+    json << "{\n  \"kernel\": " << quoted(spec.kernel)
+         << ",\n  \"provenance\": " << quoted(result.provenance.text())
+         << ",\n  \"search\": " << quoted(result.search) << ",\n  \"rejected\": " << result.rejected
+         << ",\n  \"wall_ms\": " << result.wall_ms << ",\n  \"copy_gbps\": " << result.copy_gbps
          << ",\n  \"rows\": [\n";
-    const auto quoted = [](std::string s) {
-        std::string out = "\"";
-        for (char c : s)
-            out += c == '"' || c == '\\' ? std::string("\\") + c
-                   : c == '\n'           ? std::string("\\n")
-                                         : std::string(1, c);
-        return out + "\"";
-    };
     for (std::size_t i = 0; i < result.rows.size(); ++i) {
         const SweepRow& r = result.rows[i];
-        csv << '"' << r.variant.label() << '"';
-        for (const auto& p : spec.params)
-            csv << ',' << r.variant.params.at(p.name);
-        csv << ',' << r.device << ',' << '"' << r.variant.grid.str() << "\",\""
-            << r.variant.block.str() << "\"," << r.variant.smem << ',' << r.registers << ','
-            << r.blocks_per_sm << ',' << r.waves << ',' << r.sm_share << ',' << r.stats.median
-            << ',' << r.stats.min << ',' << r.stats.max << ',' << r.stats.stddev << ',' << r.gbps
-            << ',' << r.copy_share << ',' << r.ratio << ',' << '"' << r.check << "\","
-            << quoted(r.error) << '\n';
         json << "    {\"variant\": " << quoted(r.variant.label()) << ", \"params\": {";
         bool first = true;
         for (const auto& [k, v] : r.variant.params) {
@@ -100,6 +90,29 @@ void write_sweep_outputs(const SweepSpec& spec, const SweepResult& result, const
              << (i + 1 < result.rows.size() ? "," : "") << '\n';
     }
     json << "  ]\n}\n";
+    return json.str();
+}
+
+void write_sweep_outputs(const SweepSpec& spec, const SweepResult& result, const fs::path& dir) {
+    fs::create_directories(dir);
+    std::ofstream csv(dir / "sweep.csv");
+    csv << "variant";
+    for (const auto& p : spec.params)
+        csv << ',' << p.name;
+    csv << ",device,grid,block,smem,registers,blocks_per_sm,waves,sm_share,median_ms,min_ms,max_ms,"
+           "stddev_ms,gbps,copy_share,ratio,check,error\n";
+    std::ofstream(dir / "sweep.json") << sweep_json(spec, result);
+    for (const SweepRow& r : result.rows) {
+        csv << '"' << r.variant.label() << '"';
+        for (const auto& p : spec.params)
+            csv << ',' << r.variant.params.at(p.name);
+        csv << ',' << r.device << ',' << '"' << r.variant.grid.str() << "\",\""
+            << r.variant.block.str() << "\"," << r.variant.smem << ',' << r.registers << ','
+            << r.blocks_per_sm << ',' << r.waves << ',' << r.sm_share << ',' << r.stats.median
+            << ',' << r.stats.min << ',' << r.stats.max << ',' << r.stats.stddev << ',' << r.gbps
+            << ',' << r.copy_share << ',' << r.ratio << ',' << '"' << r.check << "\","
+            << quoted(r.error) << '\n';
+    }
 
     // SVG: one bar per variant (median time), in file order, the baseline in another colour.
     double top = 0;
