@@ -24,6 +24,20 @@ if [ ! -x /usr/local/cuda/bin/nvcc ] && [ ! -f /usr/local/cuda/include/nvrtc.h ]
   exit 2
 fi
 
-[ -f "$build_dir/CMakeCache.txt" ] ||
-  cmake -S . -B "$build_dir" -DCUDAToolkit_ROOT=/usr/local/cuda
+# The Python module (python/, `import kjit`) for the python3 on PATH: nanobind comes from PyPI.
+# Without pip, PyPI or Python's headers the rest builds and this says why the module does not.
+python_flags=(-DKJIT_PYTHON=OFF)
+if ! command -v python3 >/dev/null; then
+  echo "kjit: note: no python3: the Python module is not built" >&2
+elif ! python3 -c 'import sysconfig, os, sys
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then
+  echo "kjit: note: python3 has no headers (Python.h): the Python module is not built" >&2
+elif python3 -c 'import nanobind' 2>/dev/null || python3 -m pip install -q nanobind; then
+  python_flags=(-DKJIT_PYTHON=ON "-DPython_EXECUTABLE=$(command -v python3)")
+else
+  echo "kjit: note: 'python3 -m pip install nanobind' failed: the Python module is not built" >&2
+fi
+
+# Configured every time (seconds): a tree configured before keeps its cache and gets the flags.
+cmake -S . -B "$build_dir" -DCUDAToolkit_ROOT=/usr/local/cuda "${python_flags[@]}" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"

@@ -1,0 +1,103 @@
+"""kjit: runtime-compiled CUDA kernels, specialized for a model's shape at start-up.
+
+    import kjit
+    engine = kjit.Engine()                       # device 0 when there is one, else compile-only
+    engine.prepare("kernel_src/model.toml")      # or engine.prepare(kernels, shape={...})
+    fn = engine.function("rms_norm", "rms_norm_f32")
+    fn(rows, 256, x, w, y, rows, n, 1e-6)        # torch tensors or CuPy arrays, torch's stream
+
+Every function calls kjit's C++ library (the extension module kjit._kjit); errors are the C++
+ones: kjit.Error and its subclasses ConfigError (file:line:col of the bad input), FlagError,
+NotFoundError, CompileError, NvrtcError, LaunchError, CudaError and NoDeviceError.
+"""
+from ._kjit import (CompileError, ConfigError, CudaError, Error, FlagError, Function,
+                    LaunchError, NoDeviceError, NotFoundError, NvrtcError, compile,
+                    device_available, lint, nvrtc_version, supported_archs)
+from ._kjit import Engine as _Engine
+from ._kjit import _sig_json, _sweep_json
+
+import json as _json
+
+__all__ = ["Engine", "Function", "compile", "device_available", "lint", "sig", "sweep",
+           "nvrtc_version",
+           "supported_archs", "Error", "ConfigError", "FlagError", "NotFoundError",
+           "CompileError", "NvrtcError", "LaunchError", "CudaError", "NoDeviceError"]
+__version__ = "0.1.0"
+
+
+class Engine:
+    """Specializes kernels for a shape and hands out their entry points.
+
+    device: an ordinal; "auto" (the default) takes device 0 when a GPU can be used and
+    otherwise compiles and caches without loading (function() then raises NoDeviceError);
+    None never touches the driver. arch: the target ("sm_90"; default: the device's).
+    src: a kernel directory (default: KJIT_KERNEL_DIR, the project file kjit.toml found from
+    the working directory, else kjit's embedded kernels). cache_dir: the disk cache
+    (default: KJIT_CACHE_DIR or ~/.cache/kjit).
+    """
+
+    def __init__(self, device="auto", arch=None, src=None, cache_dir=None):
+        if device == "auto":
+            device = 0 if device_available()[0] else None
+        self._engine = _Engine(device, arch, None if src is None else str(src),
+                               None if cache_dir is None else str(cache_dir))
+
+    @property
+    def arch(self):
+        return self._engine.arch
+
+    @property
+    def sources(self):
+        """Where the sources come from, as the verbs print it (`embedded`, `--src k/`)."""
+        return self._engine.sources
+
+    @property
+    def has_device(self):
+        return self._engine.has_device
+
+    def prepare(self, kernels, shape=None):
+        """Compiles (or reads from the cache) and loads every kernel; one dict per kernel
+        (name, source, defines, key, origin, compile_ms, tuned, entries, error, ...).
+
+        kernels: a shape file's path (its [shape] and [[kernel]] tables, tuned table and all),
+        or a list of dicts with name, source, defines, fallback, instantiations, with `shape`
+        the model shape's integers."""
+        if isinstance(kernels, (str, bytes)) or hasattr(kernels, "__fspath__"):
+            if shape is not None:
+                raise ConfigError("a shape file carries its own [shape]: pass shape= with a "
+                                  "list of kernels")
+            return self._engine.prepare_file(str(kernels))
+        return self._engine.prepare_specs([dict(k) for k in kernels], dict(shape or {}))
+
+    def check(self, name, entry, *args):
+        """The launch check of fn(grid, block, *args) without launching (no GPU needed):
+        LaunchError when an argument does not fit its parameter (a float for an int, a
+        count that differs, an object that is no array)."""
+        self._engine.check(name, entry, *args)
+
+    def function(self, name, entry):
+        """The entry point `entry` of prepared kernel `name`, callable as
+        fn(grid, block, *args, stream=None, smem=0)."""
+        return self._engine.function(name, entry)
+
+
+def sweep(file, dry_run=False, src=None, arch=None, devices=None, seed=1, no_cache=False,
+          frame=False):
+    """`kjit sweep FILE`: every variant compiled (dry_run: only that, no GPU needed) and, on
+    a GPU, launched, checked and timed. A dict as sweep.json holds it (kernel, provenance,
+    search, copy_gbps, rows: one dict per variant); frame=True gives the rows as a pandas
+    DataFrame instead."""
+    result = _json.loads(_sweep_json(str(file), dry_run, None if src is None else str(src), arch,
+                                     list(devices or []), seed, no_cache))
+    if frame:
+        import pandas
+        return pandas.DataFrame(result["rows"])
+    return result
+
+
+def sig(paths=(), src=None, defines=None, include_dirs=(), instantiations=(), libclang=""):
+    """`kjit sig --json`: each kernel's entry point, parameters (names, types, sizes, offsets)
+    and launch bounds, read with libclang from `paths` (else the kernel directory)."""
+    return _json.loads(_sig_json([str(p) for p in paths], None if src is None else str(src),
+                                 {k: str(v) for k, v in (defines or {}).items()},
+                                 [str(d) for d in include_dirs], list(instantiations), libclang))

@@ -1,0 +1,253 @@
+"""kjit's Python module without a GPU: each function against the C++ path (the kjit binary of
+the same build: $KJIT_BUILD_DIR/tools/kjit) where one exists. Run by `python/tests/run.py cpu` (ctest:
+python_cpu) with PYTHONPATH at the build's python/ folder."""
+import json
+import os
+import re
+import subprocess
+import tempfile
+import unittest
+
+import kjit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+KJIT = os.path.join(os.environ.get("KJIT_BUILD_DIR", os.path.join(ROOT, "build")), "tools", "kjit")
+
+
+def cli(*args, cwd=ROOT):
+    """The kjit binary's stdout and stderr, and its exit code."""
+    p = subprocess.run([KJIT, *args], cwd=cwd, capture_output=True, text=True)
+    return p.stdout, p.stderr, p.returncode
+
+
+class Errors(unittest.TestCase):
+    def test_hierarchy_mirrors_the_cpp_one(self):
+        for e in (kjit.ConfigError, kjit.NotFoundError, kjit.CompileError, kjit.NvrtcError,
+                  kjit.LaunchError, kjit.CudaError, kjit.NoDeviceError):
+            self.assertTrue(issubclass(e, kjit.Error), e)
+        self.assertTrue(issubclass(kjit.FlagError, kjit.ConfigError))
+        self.assertTrue(issubclass(kjit.Error, Exception))
+
+
+class Compile(unittest.TestCase):
+    def test_compile_matches_the_kjit_binary(self):
+        with tempfile.TemporaryDirectory() as d:
+            got = kjit.compile("rms_norm", {"RMS_BLOCK": "128"}, arch="sm_90", src="kernel_src")
+            cubin = os.path.join(d, "k.cubin")
+            _, err, rc = cli("compile", "rms_norm", "--src", "kernel_src", "-D", "RMS_BLOCK=128",
+                             "--arch", "sm_90", "-o", cubin)
+            self.assertEqual(rc, 0, err)
+            key = re.search(r"key: ([0-9a-f]+)", err).group(1)
+            self.assertEqual(got["key"], key)
+            with open(cubin, "rb") as f:
+                self.assertEqual(got["cubin"], f.read())
+        self.assertTrue(got["cubin"].startswith(b"\x7fELF"))
+        self.assertEqual(got["defines"], {"RMS_BLOCK": "128"})
+        self.assertIn(got["origin"], ("disk", "compiled"))
+        params = got["entries"]["rms_norm_f32"]
+        # NVRTC's PTX marks no pointer (.ptr): a pointer is a 64-bit integer parameter.
+        self.assertEqual([p["kind"] for p in params],
+                         ["integer", "integer", "integer", "integer", "integer", "floating"])
+        self.assertEqual([p["ptx"] for p in params], ["u64", "u64", "u64", "u32", "u32", "f32"])
+        self.assertEqual([p["size"] for p in params], [8, 8, 8, 4, 4, 4])
+        # The same request again is a cache hit with the same key.
+        again = kjit.compile("rms_norm", {"RMS_BLOCK": "128"}, src="kernel_src")
+        self.assertEqual(again["origin"], "disk")
+        self.assertEqual(again["key"], got["key"])
+
+    def test_a_compile_error_names_the_file_and_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "broken.cu"), "w") as f:
+                f.write('extern "C" __global__ void broken(float* x) {\n  x[0] = undeclared;\n}\n')
+            with self.assertRaises(kjit.CompileError) as c:
+                kjit.compile("broken", src=d, cache=False)
+            self.assertRegex(str(c.exception), r"broken\.cu:2:\d+: error: .*undeclared")
+
+    def test_an_unknown_kernel_is_refused(self):
+        with self.assertRaises(kjit.Error) as c:
+            kjit.compile("no_such_kernel", src="kernel_src")
+        self.assertIn("no_such_kernel", str(c.exception))
+
+    def test_an_unknown_arch_is_a_config_error(self):
+        with self.assertRaises(kjit.ConfigError) as c:
+            kjit.compile("rms_norm", arch="sm_999", src="kernel_src")
+        self.assertIn("sm_999", str(c.exception))
+
+    def test_nvrtc(self):
+        self.assertGreaterEqual(kjit.nvrtc_version(), 12000)
+        self.assertIn("sm_90", kjit.supported_archs())
+
+
+class EngineWithoutDevice(unittest.TestCase):
+    def setUp(self):
+        self.engine = kjit.Engine(device=None, arch="sm_90", src="kernel_src")
+
+    def test_prepare_a_shape_file_as_kjit_specialize_does(self):
+        rows = self.engine.prepare("kernel_src/model.toml")
+        out, err, rc = cli("specialize", "kernel_src/model.toml", "--src", "kernel_src",
+                           "--arch", "sm_90")
+        self.assertEqual(rc, 0, out + err)
+        self.assertTrue(rows)
+        for r in rows:
+            self.assertIsNone(r["error"], r)
+            # kjit specialize prints "  NAME  ORIGIN  ms  ms  ms  DEFINES" per kernel.
+            line = next(l for l in out.splitlines() if l.split()[:1] == [r["name"]])
+            self.assertTrue(line.rstrip().endswith(r["defines"]), (line, r["defines"]))
+            self.assertIn(r["origin"], ("hit", "miss", "remote"))
+            self.assertTrue(r["entries"])
+        names = {r["name"] for r in rows}
+        self.assertLessEqual({"rms_norm", "rms_norm_prefill", "conv1d_update"}, names)
+
+    def test_prepare_kernels_at_a_shape(self):
+        rows = self.engine.prepare(
+            [{"name": "norm", "source": "rms_norm", "defines": {"RMS_BLOCK": "${block}"}}],
+            shape={"block": 512})
+        self.assertEqual(len(rows), 1)
+        self.assertEqual(rows[0]["defines"], "RMS_BLOCK=512")
+        self.assertIn("rms_norm_bf16", rows[0]["entries"])
+        direct = kjit.compile("rms_norm", {"RMS_BLOCK": "512"}, src="kernel_src")
+        self.assertEqual(rows[0]["key"], direct["key"])
+
+    def test_a_bad_spec_fails_its_row_or_the_call(self):
+        rows = self.engine.prepare([{"name": "norm", "source": "rms_norm",
+                                     "defines": {"RMS_BLOK": "512"}}], shape={})
+        self.assertIn("RMS_BLOK", rows[0]["error"])
+        with self.assertRaises(kjit.ConfigError):
+            self.engine.prepare([{"name": "norm", "sauce": "rms_norm"}], shape={})
+
+    def test_a_broken_shape_file_is_refused_at_its_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "model.toml")
+            with open(path, "w") as f:
+                f.write('[shape]\nrows = 4\n\n[[kernel]]\nname = "x"\nsource = "no_such"\n')
+            with self.assertRaises(kjit.ConfigError) as c:
+                self.engine.prepare(path)
+            self.assertRegex(str(c.exception), r"model\.toml:\d+:\d+: error: .*no_such")
+
+    def test_arguments_are_checked_by_the_parameter_types(self):
+        self.engine.prepare([{"name": "rms_norm"}], shape={})
+        self.engine.check("rms_norm", "rms_norm_f32", None, None, None, 64, 1024, 1e-6)
+        with self.assertRaises(kjit.LaunchError) as c:  # rows (an int) given as a float
+            self.engine.check("rms_norm", "rms_norm_f32", None, None, None, 64.0, 1024, 1e-6)
+        self.assertIn("argument 3 is a 8-byte float but the kernel's parameter 3", str(c.exception))
+        with self.assertRaises(kjit.LaunchError) as c:  # eps (a float) given as an int
+            self.engine.check("rms_norm", "rms_norm_f32", None, None, None, 64, 1024, 0)
+        self.assertIn("parameter 5", str(c.exception))
+        with self.assertRaises(kjit.LaunchError) as c:
+            self.engine.check("rms_norm", "rms_norm_f32", None, None, None, 64, 1024)
+        self.assertIn("takes 6 parameters but 5 arguments", str(c.exception))
+        with self.assertRaises(kjit.LaunchError) as c:
+            self.engine.check("rms_norm", "rms_norm_f32", "x", None, None, 64, 1024, 1e-6)
+        self.assertIn("argument 0 is a str", str(c.exception))
+        with self.assertRaises(kjit.LaunchError) as c:
+            self.engine.check("rms_norm", "rms_norm_f32", None, None, None, 1 << 40, 1024, 1e-6)
+        self.assertIn("does not fit", str(c.exception))
+
+        class Array:  # anything with __cuda_array_interface__ is a pointer
+            __cuda_array_interface__ = {"data": (1 << 20, False), "shape": (4,),
+                                        "typestr": "<f4", "version": 3}
+        self.engine.check("rms_norm", "rms_norm_f32", Array(), Array(), Array(), 1, 4, 1e-6)
+        with self.assertRaises(kjit.NotFoundError):
+            self.engine.check("rms_norm", "no_entry", None)
+
+    def test_launching_needs_a_device(self):
+        self.engine.prepare([{"name": "rms_norm"}], shape={})
+        with self.assertRaises(kjit.NoDeviceError) as c:
+            self.engine.function("rms_norm", "rms_norm_f32")
+        self.assertIn("device=None", str(c.exception))
+
+
+@unittest.skipIf(kjit.device_available()[0], "a GPU is there")
+class NoGpu(unittest.TestCase):
+    def test_an_engine_on_a_device_says_why_there_is_none(self):
+        with self.assertRaises(kjit.NoDeviceError):
+            kjit.Engine(device=0)
+        self.assertFalse(kjit.Engine().has_device)  # "auto" falls back to compiling only
+
+
+class Lint(unittest.TestCase):
+    def test_lint_matches_kjit_lint(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "k.cu"), "w") as f:
+                f.write("#define TWICE(x) \\\n  ((x) +\n  (x))\n"
+                        'extern "C" __global__ void k(float* y) { y[0] = TWICE(1.0f); }\n')
+            got = kjit.lint([d])
+            out, _, rc = cli("lint", d, "--json")
+            want = json.loads(out)
+        self.assertEqual(rc, 1)
+        self.assertTrue(got["findings"])
+        self.assertEqual([(f["path"], f["line"], f["rule"]) for f in got["findings"]],
+                         [(f["path"], f["line"], f["rule"]) for f in want])
+        self.assertEqual(got["files"], 1)
+
+    def test_lint_of_the_project_kernels_is_clean(self):
+        got = kjit.lint(src="kernel_src")
+        self.assertEqual(got["findings"], [], got)
+        self.assertGreaterEqual(got["files"], 3)
+
+    def test_lint_of_a_missing_path_is_a_config_error(self):
+        with self.assertRaises(kjit.ConfigError):
+            kjit.lint(["/no/such/dir"])
+
+
+class Sig(unittest.TestCase):
+    def test_sig_matches_kjit_sig(self):
+        got = kjit.sig(["kernel_src/rms_norm.cu"])
+        out, err, rc = cli("sig", "kernel_src/rms_norm.cu", "--json")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(got, json.loads(out))
+        f32 = next(k for k in got if k["name"] == "rms_norm_f32")
+        self.assertEqual([p["name"] for p in f32["params"]], ["x", "w", "y", "rows", "n", "eps"])
+        self.assertEqual(f32["bytes"], 36)
+
+    def test_a_define_reaches_the_launch_bounds(self):
+        got = kjit.sig(["kernel_src/rms_norm.cu"], defines={"RMS_BLOCK": 512})
+        self.assertEqual(got[0]["launch_bounds"][0]["value"], 512)
+
+
+class Sweep(unittest.TestCase):
+    def test_a_dry_run_plans_and_compiles_what_kjit_sweep_does(self):
+        got = kjit.sweep("kernel_src/rms_norm.sweep.toml", dry_run=True, src="kernel_src")
+        out, err, rc = cli("sweep", "--dry-run", "kernel_src/rms_norm.sweep.toml", "--src",
+                           "kernel_src")
+        self.assertEqual(rc, 0, out + err)
+        count = int(re.search(r"sweep plan: (\d+) variants", out + err).group(1))
+        self.assertEqual(len(got["rows"]), count)
+        self.assertEqual(got["kernel"], "rms_norm")
+        for r in got["rows"]:
+            self.assertEqual(r["error"], "", r)
+            self.assertIn(r["variant"], out + err)
+        self.assertEqual(sum(r["baseline"] for r in got["rows"]), 1)
+
+    def test_a_user_project_sweeps_its_own_contract(self):
+        # examples/splitk_app: its kjit.toml names its kernels and contract files; twice, to
+        # see that a second call does not register its contracts again.
+        here = os.getcwd()
+        os.chdir(os.path.join(ROOT, "examples", "splitk_app"))
+        try:
+            for _ in range(2):
+                got = kjit.sweep("sweeps/splitk_gemv.sweep.toml", dry_run=True)
+                self.assertEqual(got["kernel"], "splitk_gemv")
+                self.assertTrue(got["rows"])
+                self.assertTrue(all(r["error"] == "" for r in got["rows"]), got["rows"])
+            out, err, rc = cli("sweep", "--dry-run", "sweeps/splitk_gemv.sweep.toml",
+                               cwd=os.getcwd())
+            self.assertEqual(rc, 0, out + err)
+            count = int(re.search(r"sweep plan: (\d+) variants", out + err).group(1))
+            self.assertEqual(len(got["rows"]), count)
+            self.assertEqual(kjit.lint()["findings"], [])
+        finally:
+            os.chdir(here)
+
+    def test_a_broken_sweep_file_is_refused_at_its_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "s.sweep.toml")
+            with open(path, "w") as f:
+                f.write('kernel = "rms_norm"\n[sweep]\nRMS_BLOCK = "many"\n')
+            with self.assertRaises(kjit.ConfigError) as c:
+                kjit.sweep(path, dry_run=True, src="kernel_src")
+            self.assertRegex(str(c.exception), r"s\.sweep\.toml:\d+:\d+: error")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,121 @@
+"""kjit's Python module on a GPU: launches on torch tensors and CuPy arrays, on the current
+stream and a side stream, inside a torch CUDA graph capture, and the launch checks. Run by
+`python/tests/run.py gpu` (ctest: python_gpu), which skips without a usable GPU."""
+import os
+import unittest
+
+import kjit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+try:
+    import torch
+except ImportError:
+    torch = None
+try:
+    import cupy
+except ImportError:
+    cupy = None
+
+
+def engine():
+    e = kjit.Engine(device=0, src=os.path.join(ROOT, "kernel_src"))
+    rows = e.prepare([{"name": "rms_norm", "defines": {"RMS_BLOCK": "256"}}], shape={})
+    assert rows[0]["error"] is None, rows[0]["error"]
+    return e
+
+
+@unittest.skipIf(torch is None, "torch is not installed")
+class Torch(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.engine = engine()
+        cls.fn = cls.engine.function("rms_norm", "rms_norm_f32")
+
+    def inputs(self, rows=64, n=1024):
+        g = torch.Generator(device="cuda").manual_seed(1)
+        x = torch.randn(rows, n, device="cuda", generator=g)
+        w = torch.randn(n, device="cuda", generator=g)
+        return x, w, torch.empty_like(x)
+
+    def reference(self, x, w):
+        x64, w64 = x.double(), w.double()
+        return (x64 * torch.rsqrt(x64.pow(2).mean(-1, keepdim=True) + 1e-6) * w64).float()
+
+    def test_launch_on_torch_tensors_matches_a_float64_reference(self):
+        x, w, y = self.inputs()
+        self.fn(x.shape[0], 256, x, w, y, x.shape[0], x.shape[1], 1e-6)
+        torch.cuda.synchronize()
+        err = ((y.double() - self.reference(x, w).double()).norm() /
+               self.reference(x, w).double().norm()).item()
+        self.assertLess(err, 1e-6)
+
+    def test_a_side_stream_and_the_current_stream_give_the_same_bits(self):
+        x, w, y = self.inputs()
+        y2 = torch.empty_like(y)
+        self.fn(x.shape[0], 256, x, w, y, x.shape[0], x.shape[1], 1e-6)
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):  # kjit launches on torch's current stream: s
+            self.fn(x.shape[0], 256, x, w, y2, x.shape[0], x.shape[1], 1e-6)
+        s.synchronize()
+        self.assertTrue(torch.equal(y, y2))
+        y3 = torch.empty_like(y)
+        self.fn(x.shape[0], 256, x, w, y3, x.shape[0], x.shape[1], 1e-6, stream=s)
+        s.synchronize()
+        self.assertTrue(torch.equal(y, y3))
+
+    def test_a_launch_inside_a_torch_cuda_graph_capture(self):
+        x, w, y = self.inputs()
+        want = torch.empty_like(y)
+        self.fn(x.shape[0], 256, x, w, want, x.shape[0], x.shape[1], 1e-6)
+        g = torch.cuda.CUDAGraph()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            with torch.cuda.graph(g):
+                self.fn(x.shape[0], 256, x, w, y, x.shape[0], x.shape[1], 1e-6)
+        torch.cuda.current_stream().wait_stream(s)
+        y.zero_()
+        g.replay()
+        torch.cuda.synchronize()
+        self.assertTrue(torch.equal(y, want))
+
+    def test_an_int_parameter_refuses_a_float(self):
+        x, w, y = self.inputs()
+        with self.assertRaises(kjit.LaunchError) as c:
+            self.fn(x.shape[0], 256, x, w, y, float(x.shape[0]), x.shape[1], 1e-6)
+        self.assertIn("parameter 3", str(c.exception))
+        self.assertIn("float", str(c.exception))
+        with self.assertRaises(kjit.LaunchError):
+            self.fn(x.shape[0], 256, x, w, y, x.shape[0], x.shape[1])  # one argument short
+        with self.assertRaises(kjit.LaunchError):
+            self.fn(x.shape[0], 256, "x", w, y, x.shape[0], x.shape[1], 1e-6)
+
+    def test_a_block_over_the_launch_bounds_is_refused(self):
+        x, w, y = self.inputs()
+        with self.assertRaises(kjit.LaunchError) as c:
+            self.fn(x.shape[0], 512, x, w, y, x.shape[0], x.shape[1], 1e-6)
+        self.assertIn("512", str(c.exception))
+
+
+@unittest.skipIf(cupy is None, "CuPy is not installed")
+class CuPy(unittest.TestCase):
+    def test_launch_on_cupy_arrays_matches_torch_free_reference(self):
+        e = engine()
+        fn = e.function("rms_norm", "rms_norm_f32")
+        rng = cupy.random.default_rng(2)
+        x = rng.standard_normal((32, 4096), dtype=cupy.float32)
+        w = rng.standard_normal(4096, dtype=cupy.float32)
+        y = cupy.empty_like(x)
+        s = cupy.cuda.Stream(non_blocking=True)
+        fn(32, 256, x, w, y, 32, 4096, 1e-6, stream=s)
+        s.synchronize()
+        x64, w64 = x.astype(cupy.float64), w.astype(cupy.float64)
+        ref = x64 / cupy.sqrt((x64 ** 2).mean(axis=1, keepdims=True) + 1e-6) * w64
+        err = float(cupy.linalg.norm(y - ref) / cupy.linalg.norm(ref))
+        self.assertLess(err, 1e-6)
+
+
+if __name__ == "__main__":
+    unittest.main()
