@@ -273,8 +273,15 @@ struct PackedArgs {
     std::vector<nb::object> keep; ///< the arrays whose pointers were taken
 };
 
+/// Whether `v` is an array in host memory: a torch tensor that is not on a CUDA device (its
+/// data_ptr() is a host address, which a kernel must never get).
+bool host_array(nb::handle v) {
+    return nb::hasattr(v, "data_ptr") && nb::hasattr(v, "is_cuda") &&
+           !nb::cast<bool>(v.attr("is_cuda"));
+}
+
 /// The device pointer of an array object: `__cuda_array_interface__` (CuPy, torch, Numba) or
-/// `data_ptr()` (torch); an int is taken as an address; None as a null pointer.
+/// `data_ptr()` of a CUDA torch tensor; None as a null pointer.
 std::optional<std::uint64_t> device_pointer(nb::handle v) {
     if (v.is_none())
         return 0;
@@ -283,7 +290,7 @@ std::optional<std::uint64_t> device_pointer(nb::handle v) {
         nb::tuple data = nb::cast<nb::tuple>(cai["data"]);
         return nb::cast<std::uint64_t>(data[0]);
     }
-    if (nb::hasattr(v, "data_ptr"))
+    if (nb::hasattr(v, "data_ptr") && !host_array(v))
         return nb::cast<std::uint64_t>(v.attr("data_ptr")());
     return std::nullopt;
 }
@@ -354,8 +361,9 @@ PackedArgs pack(const std::string& kernel, const std::vector<ParamType>& params,
         } else {
             refuse("argument " + std::to_string(i) + " is a " +
                    nb::cast<std::string>(v.type().attr("__name__")) +
-                   ": a kernel takes arrays (__cuda_array_interface__ or data_ptr()), None, "
-                   "int, float or bytes");
+                   (host_array(v) ? " in host memory: a kernel takes device arrays"
+                                  : ": a kernel takes device arrays (__cuda_array_interface__ "
+                                    "or a CUDA tensor's data_ptr()), None, int, float or bytes"));
         }
     }
     // A function loaded without its parameter types is checked by the launch's layout alone.

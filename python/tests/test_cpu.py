@@ -138,7 +138,7 @@ class EngineWithoutDevice(unittest.TestCase):
         self.assertIn("takes 6 parameters but 5 arguments", str(c.exception))
         with self.assertRaises(kjit.LaunchError) as c:
             self.engine.check("rms_norm", "rms_norm_f32", "x", None, None, 64, 1024, 1e-6)
-        self.assertIn("argument 0 is a str", str(c.exception))
+        self.assertIn("argument 0 is a str: a kernel takes device arrays", str(c.exception))
         with self.assertRaises(kjit.LaunchError) as c:
             self.engine.check("rms_norm", "rms_norm_f32", None, None, None, 1 << 40, 1024, 1e-6)
         self.assertIn("does not fit", str(c.exception))
@@ -147,6 +147,15 @@ class EngineWithoutDevice(unittest.TestCase):
             __cuda_array_interface__ = {"data": (1 << 20, False), "shape": (4,),
                                         "typestr": "<f4", "version": 3}
         self.engine.check("rms_norm", "rms_norm_f32", Array(), Array(), Array(), 1, 4, 1e-6)
+
+        class HostTensor:  # a torch tensor in host memory: its data_ptr() is no device address
+            is_cuda = False
+
+            def data_ptr(self):
+                return 1 << 20
+        with self.assertRaises(kjit.LaunchError) as c:
+            self.engine.check("rms_norm", "rms_norm_f32", HostTensor(), None, None, 1, 4, 1e-6)
+        self.assertIn("argument 0 is a HostTensor in host memory", str(c.exception))
         with self.assertRaises(kjit.NotFoundError):
             self.engine.check("rms_norm", "no_entry", None)
 
