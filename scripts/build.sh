@@ -32,7 +32,8 @@ if ! command -v python3 >/dev/null; then
 elif ! python3 -c 'import sysconfig, os, sys
 sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then
   echo "kjit: note: python3 has no headers (Python.h): the Python module is not built" >&2
-elif python3 -c 'import nanobind' 2>/dev/null || python3 -m pip install -q nanobind; then
+elif python3 -c 'import nanobind' 2>/dev/null ||
+  python3 -m pip install -q --retries 1 --timeout 20 nanobind; then
   python_flags=(-DKJIT_PYTHON=ON "-DPython_EXECUTABLE=$(command -v python3)")
 else
   echo "kjit: note: 'python3 -m pip install nanobind' failed: the Python module is not built" >&2

@@ -53,10 +53,18 @@ namespace {
 /// A JSON string literal of `s`.
 std::string quoted(const std::string& s) {
     std::string out = "\"";
-    for (char c : s)
-        out += c == '"' || c == '\\' ? std::string("\\") + c
-               : c == '\n'           ? std::string("\\n")
-                                     : std::string(1, c);
+    for (const char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) { // a compile log's tabs and CRs too
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
     return out + "\"";
 }
 } // namespace

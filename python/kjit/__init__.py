@@ -17,6 +17,7 @@ from ._kjit import Engine as _Engine
 from ._kjit import _sig_json, _sweep_json
 
 import json as _json
+import os as _os
 
 __all__ = ["Engine", "Function", "compile", "device_available", "lint", "sig", "sweep",
            "nvrtc_version",
@@ -66,7 +67,7 @@ class Engine:
             if shape is not None:
                 raise ConfigError("a shape file carries its own [shape]: pass shape= with a "
                                   "list of kernels")
-            return self._engine.prepare_file(str(kernels))
+            return self._engine.prepare_file(_os.fsdecode(kernels))
         return self._engine.prepare_specs([dict(k) for k in kernels], dict(shape or {}))
 
     def check(self, name, entry, *args):

@@ -44,9 +44,11 @@ namespace {
 /// The sources a call reads: `src` when given, else the one precedence every verb uses
 /// (KJIT_KERNEL_DIR, the project file found from the working directory, the embedded copies).
 SourceChoice sources_of(const std::optional<std::string>& src) {
-    if (src)
-        return choose_sources(*src, process_flags(), nullptr);
-    return default_sources();
+    if (!src)
+        return default_sources();
+    // As --src: the directory replaces the project's kernels, its include_dirs stay.
+    const std::optional<Project> project = Project::discover();
+    return choose_sources(*src, process_flags(), project ? &*project : nullptr);
 }
 
 nb::dict param_dict(const ParamType& p) {
@@ -192,7 +194,7 @@ std::string sweep_file(const std::string& file, bool dry_run, const std::optiona
     if (arch)
         o.arch = *arch;
     if (src)
-        o.sources = choose_sources(*src, process_flags(), nullptr);
+        o.sources = sources_of(src);
     SweepResult r;
     {
         nb::gil_scoped_release release;
@@ -323,7 +325,11 @@ PackedArgs pack(const std::string& kernel, const std::vector<ParamType>& params,
         };
         if (nb::isinstance<nb::int_>(v)) { // bool too, as C++ counts it
             const std::size_t size = sized(ParamKind::integer, 8);
-            const auto x = nb::cast<std::int64_t>(v);
+            std::int64_t x = 0;
+            if (std::uint64_t u = 0; !nb::try_cast(v, x) && nb::try_cast(v, u))
+                x = static_cast<std::int64_t>(u); // 2^63 .. 2^64 - 1: the same 64 bits
+            else if (!nb::try_cast(v, x))
+                refuse("argument " + std::to_string(i) + " does not fit 64 bits");
             if (size < 8 &&
                 (x < -(std::int64_t{1} << (8 * size - 1)) || x >= (std::int64_t{1} << (8 * size))))
                 refuse("argument " + std::to_string(i) + " (" + std::to_string(x) +
@@ -366,11 +372,10 @@ PackedArgs pack(const std::string& kernel, const std::vector<ParamType>& params,
                                     "or a CUDA tensor's data_ptr()), None, int, float or bytes"));
         }
     }
-    // A function loaded without its parameter types is checked by the launch's layout alone.
-    if (const std::string problem = params.empty() && !args.size()
-                                        ? std::string()
-                                        : param_mismatch(params, out.sizes, out.kinds);
-        !problem.empty())
+    if (params.empty() && args.size() != 0)
+        refuse("kjit has no parameter types for this entry point (a cache entry written without "
+               "them): `kjit cache clear` and prepare again");
+    if (const std::string problem = param_mismatch(params, out.sizes, out.kinds); !problem.empty())
         refuse(problem);
     for (auto& s : out.storage)
         out.pointers.push_back(s.data());
@@ -389,15 +394,17 @@ Dim3 dim3_of(nb::handle v) {
 /// The stream a launch goes to: an int handle, an object with `cuda_stream` (torch) or `ptr`
 /// (CuPy); by default torch's current stream when torch is imported, else CuPy's when CuPy
 /// is, else the legacy default stream.
-CUstream stream_of(nb::handle s) {
+CUstream stream_of(nb::handle s, int device) {
     const auto handle = [](nb::handle v) {
         return reinterpret_cast<CUstream>(nb::cast<std::uintptr_t>(v));
     };
     if (s.is_none()) {
         nb::object modules = nb::module_::import_("sys").attr("modules");
-        if (nb::cast<bool>(modules.attr("__contains__")("torch")))
+        // torch's stream of the function's device (a CPU-only torch has none).
+        if (nb::cast<bool>(modules.attr("__contains__")("torch")) &&
+            nb::cast<bool>(modules["torch"].attr("cuda").attr("is_available")()))
             return handle(
-                modules["torch"].attr("cuda").attr("current_stream")().attr("cuda_stream"));
+                modules["torch"].attr("cuda").attr("current_stream")(device).attr("cuda_stream"));
         if (nb::cast<bool>(modules.attr("__contains__")("cupy")))
             return handle(modules["cupy"].attr("cuda").attr("get_current_stream")().attr("ptr"));
         return nullptr;
@@ -414,15 +421,18 @@ CUstream stream_of(nb::handle s) {
 /// An entry point of an Engine's prepared kernel (valid while the engine lives).
 struct PyFunction {
     const Function* function;
-    nb::object engine; ///< keeps the engine alive
+    const Context* context; ///< the engine's
+    nb::object engine;      ///< keeps the engine, its context and the function alive
 
     void call(nb::handle grid, nb::handle block, const nb::args& args, nb::handle stream,
               unsigned smem) const {
+        // The context is current on the thread that made the engine; any thread may launch.
+        context->make_current();
         LaunchConfig config;
         config.grid = dim3_of(grid);
         config.block = dim3_of(block);
         config.smem_bytes = smem;
-        config.stream = stream_of(stream);
+        config.stream = stream_of(stream, function->device_ordinal());
         PackedArgs packed = pack(function->name(), function->param_types(), args);
         // The arguments were converted by the parameter types, so one token serves them all.
         static const char token = 0;
@@ -616,7 +626,8 @@ NB_MODULE(_kjit, m) {
                     throw NoDeviceError(NoDeviceError::Reason::no_device,
                                         "kjit.Engine without a device cannot launch (" +
                                             e.no_device + "): kjit.Engine(device=0)");
-                return PyFunction{&e.engine->function(name, entry), nb::borrow(self)};
+                return PyFunction{&e.engine->function(name, entry), e.context.get(),
+                                  nb::borrow(self)};
             },
             "name"_a, "entry"_a);
 }

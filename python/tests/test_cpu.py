@@ -28,6 +28,16 @@ class Errors(unittest.TestCase):
         self.assertTrue(issubclass(kjit.FlagError, kjit.ConfigError))
         self.assertTrue(issubclass(kjit.Error, Exception))
 
+    def test_a_cpp_error_arrives_as_its_own_class(self):
+        os.environ["KJIT_NO_SUCH_FLAG"] = "1"
+        try:
+            with self.assertRaises(kjit.FlagError) as c:
+                kjit.Engine(device=None)
+            self.assertIs(type(c.exception), kjit.FlagError)
+            self.assertIn("KJIT_NO_SUCH_FLAG is not a declared flag", str(c.exception))
+        finally:
+            del os.environ["KJIT_NO_SUCH_FLAG"]
+
 
 class Compile(unittest.TestCase):
     def test_compile_matches_the_kjit_binary(self):
@@ -64,9 +74,9 @@ class Compile(unittest.TestCase):
             self.assertRegex(str(c.exception), r"broken\.cu:2:\d+: error: .*undeclared")
 
     def test_an_unknown_kernel_is_refused(self):
-        with self.assertRaises(kjit.Error) as c:
+        with self.assertRaises(kjit.NotFoundError) as c:
             kjit.compile("no_such_kernel", src="kernel_src")
-        self.assertIn("no_such_kernel", str(c.exception))
+        self.assertIn("unknown kernel 'no_such_kernel' (known kernels: conv1d", str(c.exception))
 
     def test_an_unknown_arch_is_a_config_error(self):
         with self.assertRaises(kjit.ConfigError) as c:
@@ -92,6 +102,7 @@ class EngineWithoutDevice(unittest.TestCase):
             self.assertIsNone(r["error"], r)
             # kjit specialize prints "  NAME  ORIGIN  ms  ms  ms  DEFINES" per kernel.
             line = next(l for l in out.splitlines() if l.split()[:1] == [r["name"]])
+            self.assertTrue(r["defines"])
             self.assertTrue(line.rstrip().endswith(r["defines"]), (line, r["defines"]))
             self.assertIn(r["origin"], ("hit", "miss", "remote"))
             self.assertTrue(r["entries"])
@@ -192,6 +203,7 @@ class Lint(unittest.TestCase):
     def test_lint_of_the_project_kernels_is_clean(self):
         got = kjit.lint(src="kernel_src")
         self.assertEqual(got["findings"], [], got)
+        self.assertEqual(got["notes"], [])  # the clang rules ran too
         self.assertGreaterEqual(got["files"], 3)
 
     def test_lint_of_a_missing_path_is_a_config_error(self):
