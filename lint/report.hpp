@@ -13,9 +13,6 @@ namespace kjit::lint {
 /// The findings as a JSON array of {path, line, column, severity, rule, message}.
 std::string to_json(const std::vector<Diagnostic>& findings);
 
-/// A JSON string literal.
-std::string json_string(std::string_view s);
-
 /// What `kjit lint` prints on stdout: the findings as JSON, or one compiler-format line each
 /// (`path:line:col: error: message [KJ001]`) and then `lint: N file(s), E error(s), W
 /// warning(s)`. Every line ends in a newline. The library prints nothing itself.

@@ -1,5 +1,6 @@
 #include "lint/signature.hpp"
 
+#include "core/json.hpp"
 #include "lint/evaluate.hpp"
 #include "lint/macros.hpp"
 #include "lint/parallel.hpp"
@@ -110,8 +111,14 @@ std::vector<LaunchBound> launch_bounds(const EntryPoint& e, const Macros& file_m
 Diagnostic at(const SourceSet& sources, const SourcePos& pos, Severity severity,
               std::string message) {
     const SourceFile* f = sources.find(pos.file);
-    return {f ? f->path : pos.disk_path.empty() ? pos.file : pos.disk_path, pos.line, pos.column,
-            severity, std::move(message), ""};
+    return {f                       ? f->path
+            : pos.disk_path.empty() ? pos.file
+                                    : pos.disk_path,
+            pos.line,
+            pos.column,
+            severity,
+            std::move(message),
+            ""};
 }
 
 std::string number(long long v) {
@@ -222,12 +229,12 @@ SignatureReport signatures(const SignatureRequest& r) {
             // A kernel of the set is shown by its path; one in a header found through -I or
             // the toolkit by that header's path on disk (never the unit's, with the header's line).
             const SourceFile* where = sources.find(e.pos.file);
-            k.path = where                    ? where->path
+            k.path = where                      ? where->path
                      : !e.pos.disk_path.empty() ? e.pos.disk_path
                                                 : job.file->path;
             k.unit = job.file->name;
             k.offsets = param_offsets(e.params);
-            k.bytes = e.params.empty()        ? 0
+            k.bytes = e.params.empty()       ? 0
                       : k.offsets.back() < 0 ? -1
                                              : k.offsets.back() + e.params.back().size;
             if (std::any_of(e.params.begin(), e.params.end(),
@@ -238,11 +245,12 @@ SignatureReport signatures(const SignatureRequest& r) {
                 if (!p.error.empty())
                     k.diagnostics.push_back(at(sources, p.pos, Severity::error, p.error));
             if (e.is_template)
-                k.diagnostics.push_back(at(
-                    sources, e.pos, Severity::note,
-                    e.name + " is a template: its parameter layout depends on the template "
-                             "arguments; list an instantiation with --instantiate '" +
-                        e.qualified + "<...>'"));
+                k.diagnostics.push_back(
+                    at(sources, e.pos, Severity::note,
+                       e.name +
+                           " is a template: its parameter layout depends on the template "
+                           "arguments; list an instantiation with --instantiate '" +
+                           e.qualified + "<...>'"));
             report.kernels.push_back(std::move(k));
         }
     }
@@ -287,8 +295,7 @@ std::string format_signatures(const SignatureReport& report, bool json) {
             for (std::size_t i = 0; i < e.params.size(); ++i) {
                 const auto& p = e.params[i];
                 out += std::string(i ? ", " : "") + "{\"name\": " + json_string(p.name) +
-                       ", \"type\": " + json_string(p.type) +
-                       ", \"size\": " + json_number(p.size) +
+                       ", \"type\": " + json_string(p.type) + ", \"size\": " + json_number(p.size) +
                        ", \"align\": " + json_number(p.align) +
                        ", \"offset\": " + json_number(k.offsets[i]) + "}";
             }
@@ -333,8 +340,8 @@ std::string format_signatures(const SignatureReport& report, bool json) {
                            const std::string& size, const std::string& align,
                            const std::string& offset) {
                 out += "  " + pad(i, 2, true) + "  " + pad(name, w_name) + "  " +
-                       pad(type, w_type) + "  " + pad(size, 4, true) + "  " +
-                       pad(align, 5, true) + "  " + pad(offset, 6, true) + "\n";
+                       pad(type, w_type) + "  " + pad(size, 4, true) + "  " + pad(align, 5, true) +
+                       "  " + pad(offset, 6, true) + "\n";
             };
             if (!e.params.empty())
                 row("#", "name", "type", "size", "align", "offset");

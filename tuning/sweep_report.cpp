@@ -1,5 +1,7 @@
 #include "tuning/sweep_report.hpp"
 
+#include "core/json.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -49,53 +51,33 @@ std::string sweep_table(const SweepSpec& spec, const SweepResult& result) {
     return os.str();
 }
 
-namespace {
-/// A JSON string literal of `s`.
-std::string quoted(const std::string& s) {
-    std::string out = "\"";
-    for (const char c : s) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) { // a compile log's tabs and CRs too
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-            out += buf;
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
-}
-} // namespace
-
 std::string sweep_json(const SweepSpec& spec, const SweepResult& result) {
     std::ostringstream json;
-    json << "{\n  \"kernel\": " << quoted(spec.kernel)
-         << ",\n  \"provenance\": " << quoted(result.provenance.text())
-         << ",\n  \"search\": " << quoted(result.search) << ",\n  \"rejected\": " << result.rejected
-         << ",\n  \"wall_ms\": " << result.wall_ms << ",\n  \"copy_gbps\": " << result.copy_gbps
-         << ",\n  \"rows\": [\n";
+    json << "{\n  \"kernel\": " << json_string(spec.kernel)
+         << ",\n  \"provenance\": " << json_string(result.provenance.text())
+         << ",\n  \"search\": " << json_string(result.search)
+         << ",\n  \"rejected\": " << result.rejected << ",\n  \"wall_ms\": " << result.wall_ms
+         << ",\n  \"copy_gbps\": " << result.copy_gbps << ",\n  \"rows\": [\n";
     for (std::size_t i = 0; i < result.rows.size(); ++i) {
         const SweepRow& r = result.rows[i];
-        json << "    {\"variant\": " << quoted(r.variant.label()) << ", \"params\": {";
+        json << "    {\"variant\": " << json_string(r.variant.label()) << ", \"params\": {";
         bool first = true;
         for (const auto& [k, v] : r.variant.params) {
-            json << (first ? "" : ", ") << quoted(k) << ": " << v;
+            json << (first ? "" : ", ") << json_string(k) << ": " << v;
             first = false;
         }
         json << "}, \"device\": " << r.device
              << ", \"baseline\": " << (r.variant.baseline ? "true" : "false")
-             << ", \"grid\": " << quoted(r.variant.grid.str())
-             << ", \"block\": " << quoted(r.variant.block.str())
+             << ", \"grid\": " << json_string(r.variant.grid.str())
+             << ", \"block\": " << json_string(r.variant.block.str())
              << ", \"blocks_per_sm\": " << r.blocks_per_sm << ", \"waves\": " << r.waves
              << ", \"sm_share\": " << r.sm_share << ", \"median_ms\": " << r.stats.median
              << ", \"samples_ms\": [";
         for (std::size_t s = 0; s < r.stats.samples.size(); ++s)
             json << (s ? ", " : "") << r.stats.samples[s];
         json << "], \"gbps\": " << r.gbps << ", \"ratio\": " << r.ratio
-             << ", \"check\": " << quoted(r.check) << ", \"error\": " << quoted(r.error) << "}"
-             << (i + 1 < result.rows.size() ? "," : "") << '\n';
+             << ", \"check\": " << json_string(r.check) << ", \"error\": " << json_string(r.error)
+             << "}" << (i + 1 < result.rows.size() ? "," : "") << '\n';
     }
     json << "  ]\n}\n";
     return json.str();
@@ -119,7 +101,7 @@ void write_sweep_outputs(const SweepSpec& spec, const SweepResult& result, const
             << r.blocks_per_sm << ',' << r.waves << ',' << r.sm_share << ',' << r.stats.median
             << ',' << r.stats.min << ',' << r.stats.max << ',' << r.stats.stddev << ',' << r.gbps
             << ',' << r.copy_share << ',' << r.ratio << ',' << '"' << r.check << "\","
-            << quoted(r.error) << '\n';
+            << json_string(r.error) << '\n';
     }
 
     // SVG: one bar per variant (median time), in file order, the baseline in another colour.
