@@ -16,9 +16,8 @@ int Device::count() {
 
 Device Device::get(int ordinal) {
     CUdevice d = 0;
-    check(driver().cuDeviceGet(&d, ordinal), "cuDeviceGet", [&] {
-        return "ordinal=" + std::to_string(ordinal) + " of " + std::to_string(count());
-    });
+    check(driver().cuDeviceGet(&d, ordinal), "cuDeviceGet",
+          [&] { return "ordinal=" + std::to_string(ordinal) + " of " + std::to_string(count()); });
     return {ordinal, d};
 }
 
@@ -30,9 +29,8 @@ std::string Device::name() const {
 
 int Device::attribute(CUdevice_attribute attr) const {
     int v = 0;
-    check(driver().cuDeviceGetAttribute(&v, attr, handle_), "cuDeviceGetAttribute", [&] {
-        return "dev=" + std::to_string(ordinal_) + " attribute=" + std::to_string(attr);
-    });
+    check(driver().cuDeviceGetAttribute(&v, attr, handle_), "cuDeviceGetAttribute",
+          [&] { return "dev=" + std::to_string(ordinal_) + " attribute=" + std::to_string(attr); });
     return v;
 }
 
@@ -41,7 +39,9 @@ std::string Device::arch() const {
            std::to_string(attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
 }
 
-int Device::sm_count() const { return attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT); }
+int Device::sm_count() const {
+    return attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+}
 
 std::size_t Device::total_memory() const {
     std::size_t bytes = 0;
@@ -89,6 +89,10 @@ Context& Context::operator=(Context&& other) noexcept {
 Context::~Context() = default;
 
 void Context::make_current() const {
+    // Asking is cheaper than setting, and a launch path makes its context current every time.
+    if (CUcontext current = nullptr;
+        driver().cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == ctx_)
+        return;
     check(driver().cuCtxSetCurrent(ctx_), "cuCtxSetCurrent",
           [&] { return "dev=" + std::to_string(device_.ordinal()); });
 }

@@ -46,6 +46,7 @@ class NoDeviceError : public Error {
     X(cuDevicePrimaryCtxRetain, 7000)                                                            \
     X(cuDevicePrimaryCtxRelease, 11000)                                                          \
     X(cuDevicePrimaryCtxGetState, 7000)                                                          \
+    X(cuCtxGetCurrent, 4000)                                                                     \
     X(cuCtxSetCurrent, 4000)                                                                     \
     X(cuCtxSynchronize, 2000)                                                                    \
     X(cuModuleLoadData, 2000)                                                                    \

@@ -4,7 +4,7 @@
     engine = kjit.Engine()                       # device 0 when there is one, else compile-only
     engine.prepare("kernel_src/model.toml")      # or engine.prepare(kernels, shape={...})
     fn = engine.function("rms_norm", "rms_norm_f32")
-    fn(rows, 256, x, w, y, rows, n, 1e-6)        # torch tensors or CuPy arrays, torch's stream
+    fn(rows, 256, x, w, y, rows, n, 1e-6)        # torch tensors or CuPy arrays, their stream
 
 Every function calls kjit's C++ library (the extension module kjit._kjit); errors are the C++
 ones: kjit.Error and its subclasses ConfigError (file:line:col of the bad input), FlagError,
@@ -15,11 +15,12 @@ from ._kjit import (CompileError, ConfigError, CudaError, Error, FlagError, Func
                     device_available, lint, nvrtc_version, supported_archs)
 from ._kjit import Engine as _Engine
 from ._kjit import _sig_json, _sweep_json
+from ._kjit import tune as _tune
 
 import json as _json
 import os as _os
 
-__all__ = ["Engine", "Function", "compile", "device_available", "lint", "sig", "sweep",
+__all__ = ["Engine", "Function", "compile", "device_available", "lint", "sig", "sweep", "tune",
            "nvrtc_version",
            "supported_archs", "Error", "ConfigError", "FlagError", "NotFoundError",
            "CompileError", "NvrtcError", "LaunchError", "CudaError", "NoDeviceError"]
@@ -78,7 +79,9 @@ class Engine:
 
     def function(self, name, entry):
         """The entry point `entry` of prepared kernel `name`, callable as
-        fn(grid, block, *args, stream=None, smem=0)."""
+        fn(grid, block, *args, stream=None, smem=0): on `stream`, else CuPy's current stream
+        when an argument is a CuPy array, else torch's current stream when torch is imported,
+        else CuPy's, else the legacy default stream."""
         return self._engine.function(name, entry)
 
 
@@ -94,6 +97,25 @@ def sweep(file, dry_run=False, src=None, arch=None, devices=None, seed=1, no_cac
         import pandas
         return pandas.DataFrame(result["rows"])
     return result
+
+
+def tune(kernel, shapes, sweep="", table="", dtype="", src=None, device=0, seed=1,
+         no_cache=False, frame=False):
+    """`kjit tune KERNEL --shapes ...`: the sweep file's variants at each shape, each winner
+    recorded in the tuned table that start-up reads (the baseline kept when no variant beats it
+    beyond the noise). shapes: "rows=1,n=4096" strings or dicts; sweep: the sweep file (default:
+    the project file's sweep file of `kernel`); table: the tuned table (default: the project
+    file's `tuned`). One dict per shape (shape, defines, median_us, baseline_us, note, failed,
+    gpu, arch, dtype, sweep: the sweep as sweep.json holds it); frame=True gives them as a pandas
+    DataFrame without the sweeps."""
+    texts = [s if isinstance(s, str) else ",".join(f"{k}={v}" for k, v in dict(s).items())
+             for s in shapes]
+    rows = _tune(kernel, texts, str(sweep), str(table), dtype, None if src is None else str(src),
+                 device, seed, no_cache)
+    if frame:
+        import pandas
+        return pandas.DataFrame([{k: v for k, v in r.items() if k != "sweep"} for r in rows])
+    return rows
 
 
 def sig(paths=(), src=None, defines=None, include_dirs=(), instantiations=(), libclang=""):

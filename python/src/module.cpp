@@ -21,17 +21,22 @@
 #include "tuning/sweep_report.hpp"
 #include "tuning/sweep_runner.hpp"
 #include "tuning/sweep_spec.hpp"
+#include "tuning/tune.hpp"
 
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <array>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -203,6 +208,48 @@ std::string sweep_file(const std::string& file, bool dry_run, const std::optiona
     return sweep_json(spec, r);
 }
 
+/// kjit.tune: `kjit tune KERNEL --shapes ...` (plan_tune, then run_tune): one dict per shape,
+/// its sweep as sweep.json holds it and the entry recorded in the table.
+nb::list tune_shapes(const std::string& kernel, const std::vector<std::string>& shapes,
+                     const std::string& sweep, const std::string& table, const std::string& dtype,
+                     const std::optional<std::string>& src, int device, std::uint64_t seed,
+                     bool no_cache) {
+    const std::optional<Project> project = Project::discover();
+    if (project)
+        (void)register_project_contracts(*project);
+    TunePlan plan = plan_tune({kernel, shapes, sweep, table, dtype}, project ? &*project : nullptr);
+    SweepOptions o;
+    o.no_cache = no_cache;
+    o.seed = seed;
+    o.devices = {device};
+    o.sources = sources_of(src);
+    std::vector<TunedShape> tuned;
+    {
+        nb::gil_scoped_release release;
+        tuned = run_tune(plan, o);
+    }
+    nb::module_ json = nb::module_::import_("json");
+    nb::list out;
+    for (const TunedShape& t : tuned) {
+        plan.spec.shape.clear();
+        for (const auto& [k, v] : t.shape)
+            plan.spec.shape[k] = v;
+        nb::dict d;
+        d["shape"] = t.shape;
+        d["failed"] = t.failed;
+        d["defines"] = t.entry.defines;
+        d["median_us"] = t.entry.median_us;
+        d["baseline_us"] = t.entry.baseline_us;
+        d["gpu"] = t.entry.gpu;
+        d["arch"] = t.entry.arch;
+        d["dtype"] = t.entry.dtype;
+        d["note"] = t.note;
+        d["sweep"] = json.attr("loads")(sweep_json(plan.spec, t.result));
+        out.append(d);
+    }
+    return out;
+}
+
 /// kjit.sig: `kjit sig --json` over `paths` (else the kernel directory), with libclang.
 std::string signatures_of(const std::vector<std::string>& paths,
                           const std::optional<std::string>& src,
@@ -266,54 +313,243 @@ nb::dict row_dict(const PrepareRow& r) {
     return d;
 }
 
-/// How a Python value becomes one kernel parameter's bytes.
-struct PackedArgs {
-    std::vector<std::vector<unsigned char>> storage;
-    std::vector<void*> pointers;
-    std::vector<std::size_t> sizes, aligns;
-    std::vector<ArgKind> kinds;
-    std::vector<nb::object> keep; ///< the arrays whose pointers were taken
+/// A few elements in place, more on the heap: a launch's arguments without an allocation.
+template <class T, std::size_t N> class SmallVec {
+  public:
+    void push_back(const T& v) {
+        if (n_ < N && heap_.empty()) {
+            inline_[n_++] = v;
+            return;
+        }
+        if (heap_.empty())
+            heap_.assign(inline_.begin(), inline_.begin() + n_);
+        heap_.push_back(v);
+        ++n_;
+    }
+    T& operator[](std::size_t i) { return data()[i]; }
+    T* data() { return heap_.empty() ? inline_.data() : heap_.data(); }
+    const T* data() const { return heap_.empty() ? inline_.data() : heap_.data(); }
+    [[nodiscard]] std::size_t size() const { return n_; }
+    [[nodiscard]] std::span<const T> span() const { return {data(), n_}; }
+
+  private:
+    std::array<T, N> inline_{};
+    std::vector<T> heap_;
+    std::size_t n_ = 0;
 };
 
-/// Whether `v` is an array in host memory: a torch tensor that is not on a CUDA device (its
-/// data_ptr() is a host address, which a kernel must never get).
-bool host_array(nb::handle v) {
-    return nb::hasattr(v, "data_ptr") && nb::hasattr(v, "is_cuda") &&
-           !nb::cast<bool>(v.attr("is_cuda"));
+/// One launch's arguments as the kernel's parameters: a scalar or pointer in an 8-byte word of
+/// its own (its bytes first), an aggregate from `bytes` in a buffer of its own.
+struct PackedArgs {
+    static constexpr std::size_t kInline = 16;
+    SmallVec<std::uint64_t, kInline> words;
+    std::vector<std::string> blobs;
+    SmallVec<std::int32_t, kInline> where; ///< >= 0: index in words; < 0: -1 - index in blobs
+    SmallVec<std::size_t, kInline> sizes, aligns;
+    SmallVec<ArgKind, kInline> kinds;
+    SmallVec<void*, kInline> pointers;
+
+    template <class T> void put(T value, ArgKind kind) {
+        static_assert(sizeof(T) <= sizeof(std::uint64_t));
+        std::uint64_t word = 0;
+        std::memcpy(&word, &value, sizeof(T));
+        where.push_back(static_cast<std::int32_t>(words.size()));
+        words.push_back(word);
+        sizes.push_back(sizeof(T));
+        aligns.push_back(alignof(T));
+        kinds.push_back(kind);
+    }
+    void put_bytes(std::string bytes, std::size_t align) {
+        where.push_back(-1 - static_cast<std::int32_t>(blobs.size()));
+        sizes.push_back(bytes.size());
+        aligns.push_back(align);
+        kinds.push_back(ArgKind::other);
+        blobs.push_back(std::move(bytes));
+    }
+    /// The parameter pointers cuLaunchKernel reads (valid while this lives, unchanged).
+    void finish() {
+        for (std::size_t i = 0; i < where.size(); ++i)
+            pointers.push_back(where[i] >= 0 ? static_cast<void*>(&words[where[i]])
+                                             : static_cast<void*>(blobs[-1 - where[i]].data()));
+    }
+};
+
+/// A Python string made once and kept (interned: a dict lookup by it hashes nothing).
+PyObject* interned(const char* text) {
+    return PyUnicode_InternFromString(text);
 }
 
-/// The device pointer of an array object: `__cuda_array_interface__` (CuPy, torch, Numba) or
-/// `data_ptr()` of a CUDA torch tensor; None as a null pointer.
-std::optional<std::uint64_t> device_pointer(nb::handle v) {
-    if (v.is_none())
-        return 0;
+/// sys.modules[name] without importing it (borrowed; nullptr when it is not imported).
+PyObject* imported(PyObject* name) {
+    return PyDict_GetItem(PyImport_GetModuleDict(), name);
+}
+
+/// `owner.a.b...` as a new reference, or nullptr (the error cleared) when one is missing.
+PyObject* lookup(PyObject* owner, std::initializer_list<const char*> path) {
+    Py_INCREF(owner);
+    for (const char* name : path) {
+        PyObject* next = PyObject_GetAttrString(owner, name);
+        Py_DECREF(owner);
+        if (!next) {
+            PyErr_Clear();
+            return nullptr;
+        }
+        owner = next;
+    }
+    return owner;
+}
+
+/// lookup() of a type object; nullptr when it is missing or no type.
+PyObject* type(PyObject* owner, std::initializer_list<const char*> path) {
+    PyObject* t = lookup(owner, path);
+    if (t && !PyType_Check(t)) {
+        Py_DECREF(t);
+        return nullptr;
+    }
+    return t;
+}
+
+/// What the launch path needs of torch, CuPy and NumPy, looked up once each of them is
+/// imported (kjit imports none of them): their array and scalar types and how to ask each for
+/// its current stream. The references are kept for the life of the process.
+struct Interop {
+    PyObject* torch = nullptr;      ///< the module the torch entries were read from
+    PyObject* tensor = nullptr;     ///< torch.Tensor
+    PyObject* raw_stream = nullptr; ///< torch._C._cuda_getCurrentRawStream (none without CUDA)
+    PyObject* cupy = nullptr;
+    PyObject* ndarray = nullptr;         ///< cupy.ndarray
+    PyObject* cupy_stream = nullptr;     ///< cupy.cuda.get_current_stream
+    PyObject* cupy_stream_ptr = nullptr; ///< cupy.cuda.stream.get_current_stream_ptr, if any
+    PyObject* numpy = nullptr;
+    PyObject* np_integer = nullptr; ///< numpy.integer
+    PyObject* np_bool = nullptr;    ///< numpy.bool_
+    PyObject* np_floating = nullptr;
+
+    /// Reads a module's entries the first time it is complete in sys.modules (a module still
+    /// being imported is looked at again on the next call).
+    void refresh() {
+        static PyObject* const torch_name = interned("torch");
+        if (PyObject* m = imported(torch_name); m && m != torch) {
+            if (PyObject* t = type(m, {"Tensor"})) {
+                torch = m;
+                tensor = t;
+                raw_stream = lookup(m, {"_C", "_cuda_getCurrentRawStream"});
+            }
+        }
+        static PyObject* const cupy_name = interned("cupy");
+        if (PyObject* m = imported(cupy_name); m && m != cupy) {
+            PyObject* a = type(m, {"ndarray"});
+            PyObject* s = lookup(m, {"cuda", "get_current_stream"});
+            if (a && s) {
+                cupy = m;
+                ndarray = a;
+                cupy_stream = s;
+                cupy_stream_ptr = lookup(m, {"cuda", "stream", "get_current_stream_ptr"});
+            } else {
+                Py_XDECREF(a);
+                Py_XDECREF(s);
+            }
+        }
+        static PyObject* const numpy_name = interned("numpy");
+        if (PyObject* m = imported(numpy_name); m && m != numpy) {
+            PyObject* i = type(m, {"integer"});
+            PyObject* b = type(m, {"bool_"});
+            PyObject* f = type(m, {"floating"});
+            if (i && b && f) {
+                numpy = m;
+                np_integer = i;
+                np_bool = b;
+                np_floating = f;
+            } else {
+                Py_XDECREF(i);
+                Py_XDECREF(b);
+                Py_XDECREF(f);
+            }
+        }
+    }
+    [[nodiscard]] static bool is(PyObject* v, PyObject* type) {
+        return type && PyObject_TypeCheck(v, reinterpret_cast<PyTypeObject*>(type));
+    }
+};
+
+Interop& interop() {
+    static Interop* i = new Interop; // never destroyed: it outlives the interpreter's teardown
+    i->refresh();
+    return *i;
+}
+
+std::string python_type_name(nb::handle v) {
+    return nb::cast<std::string>(v.type().attr("__name__"));
+}
+
+/// What a launch makes of one Python argument.
+enum class Arg { integer, floating, bytes, pointer, host, none_of_them };
+
+/// The device pointer of an array: a torch tensor's data_ptr(), a CuPy array's data.ptr, else
+/// `__cuda_array_interface__`, a `data_ptr()` of a CUDA tensor, or DLPack (`__dlpack__`) on a
+/// CUDA device (`generic`: false looks at torch and CuPy arrays only). Arg::host for an array
+/// in host memory (a torch CPU tensor's data_ptr() or a NumPy array is no device address).
+Arg device_pointer(const Interop& i, nb::handle v, std::uint64_t& ptr, bool& cupy_array,
+                   bool generic) {
+    static PyObject* const is_cuda = interned("is_cuda");
+    static PyObject* const data_ptr = interned("data_ptr");
+    static PyObject* const data = interned("data");
+    static PyObject* const ptr_name = interned("ptr");
+    const auto cuda_tensor = [&]() -> Arg {
+        if (!nb::cast<bool>(v.attr(is_cuda)))
+            return Arg::host;
+        ptr = nb::cast<std::uint64_t>(v.attr(data_ptr)());
+        return Arg::pointer;
+    };
+    if (Interop::is(v.ptr(), i.tensor))
+        return cuda_tensor();
+    if (Interop::is(v.ptr(), i.ndarray)) {
+        cupy_array = true;
+        ptr = nb::cast<std::uint64_t>(v.attr(data).attr(ptr_name));
+        return Arg::pointer;
+    }
+    if (!generic)
+        return Arg::none_of_them;
     if (nb::hasattr(v, "__cuda_array_interface__")) {
         nb::dict cai = nb::cast<nb::dict>(v.attr("__cuda_array_interface__"));
-        nb::tuple data = nb::cast<nb::tuple>(cai["data"]);
-        return nb::cast<std::uint64_t>(data[0]);
+        ptr = nb::cast<std::uint64_t>(nb::cast<nb::tuple>(cai["data"])[0]);
+        return Arg::pointer;
     }
-    if (nb::hasattr(v, "data_ptr") && !host_array(v))
-        return nb::cast<std::uint64_t>(v.attr("data_ptr")());
-    return std::nullopt;
+    if (nb::hasattr(v, "data_ptr")) {
+        if (nb::hasattr(v, "is_cuda"))
+            return cuda_tensor();
+        ptr = nb::cast<std::uint64_t>(v.attr("data_ptr")());
+        return Arg::pointer;
+    }
+    if (nb::hasattr(v, "__dlpack__")) {
+        nb::ndarray<> a;
+        if (nb::try_cast(v, a, false)) {
+            if (a.device_type() != nb::device::cuda::value &&
+                a.device_type() != nb::device::cuda_managed::value)
+                return Arg::host;
+            ptr = reinterpret_cast<std::uintptr_t>(a.data());
+            return Arg::pointer;
+        }
+    }
+    return Arg::none_of_them;
 }
 
-template <class T> void put(PackedArgs& out, T value, ArgKind kind) {
-    std::vector<unsigned char> bytes(sizeof(T));
-    std::memcpy(bytes.data(), &value, sizeof(T));
-    out.storage.push_back(std::move(bytes));
-    out.sizes.push_back(sizeof(T));
-    out.aligns.push_back(alignof(T));
-    out.kinds.push_back(kind);
+/// A tuple's items, from `first` on.
+std::span<PyObject* const> items_of(nb::handle tuple, std::size_t first = 0) {
+    const auto n = static_cast<std::size_t>(PyTuple_GET_SIZE(tuple.ptr()));
+    return {&PyTuple_GET_ITEM(tuple.ptr(), 0) + std::min(first, n), n - std::min(first, n)};
 }
 
-/// Converts `args` to the kernel's parameters: an array (`__cuda_array_interface__` or
-/// `data_ptr()`) or None is a pointer, an int an integer of its parameter's size, a float a
-/// float of its parameter's size, bytes an aggregate. Then the C++ launch's own rule
-/// (param_mismatch: count, and each kind and size) judges them on every call; LaunchError
-/// names the parameter.
-PackedArgs pack(const std::string& kernel, const std::vector<ParamType>& params,
-                const nb::args& args) {
-    PackedArgs out;
+/// Converts `args` to the kernel's parameters: an array (a torch tensor, a CuPy array,
+/// `__cuda_array_interface__`, DLPack) or None is a pointer, an int (a NumPy integer or bool
+/// too) an integer of its parameter's size, a float (a NumPy float too) a float of its
+/// parameter's size, bytes an aggregate. Then the C++ launch's own rule (param_mismatch:
+/// count, and each kind and size) judges them on every call; LaunchError names the parameter.
+/// `cupy_array` says whether an argument was a CuPy array (what the default stream follows).
+void pack(const std::string& kernel, const std::vector<ParamType>& params,
+          std::span<PyObject* const> args, PackedArgs& out, bool* cupy_array = nullptr) {
+    const Interop& in = interop();
+    bool any_cupy = false;
     const auto refuse = [&](const std::string& problem) {
         throw LaunchError("kjit launch", CUDA_SUCCESS, kernel, "kernel=" + kernel, problem);
     };
@@ -323,93 +559,152 @@ PackedArgs pack(const std::string& kernel, const std::vector<ParamType>& params,
         const auto sized = [&](ParamKind kind, std::size_t fallback) {
             return p && p->kind == kind ? p->size : fallback;
         };
-        if (nb::isinstance<nb::int_>(v)) { // bool too, as C++ counts it
-            const std::size_t size = sized(ParamKind::integer, 8);
-            std::int64_t x = 0;
-            if (std::uint64_t u = 0; !nb::try_cast(v, x) && nb::try_cast(v, u))
-                x = static_cast<std::int64_t>(u); // 2^63 .. 2^64 - 1: the same 64 bits
-            else if (!nb::try_cast(v, x))
+        PyObject* o = v.ptr();
+        if (o == Py_None) { // a null pointer
+            out.put(std::uint64_t{0}, ArgKind::pointer);
+            continue;
+        }
+        // The common kinds first: a Python int or float, a torch or CuPy array.
+        std::uint64_t ptr = 0;
+        if (!PyLong_Check(o) && !PyFloat_Check(o) &&
+            device_pointer(in, v, ptr, any_cupy, false) == Arg::pointer) {
+            out.put(ptr, ArgKind::pointer);
+            continue;
+        }
+        const bool is_long = PyLong_Check(o);
+        const bool np_bool = !is_long && !PyFloat_Check(o) && Interop::is(o, in.np_bool);
+        if (is_long || np_bool || Interop::is(o, in.np_integer)) { // bool too, as C++
+            // counts it; numpy.bool_ has no __index__
+            const nb::object number =
+                nb::steal(np_bool ? PyBool_FromLong(PyObject_IsTrue(o)) : PyNumber_Index(o));
+            if (!number.is_valid())
+                throw nb::python_error();
+            int overflow = 0;
+            std::int64_t x = PyLong_AsLongLongAndOverflow(number.ptr(), &overflow);
+            if (overflow > 0) { // 2^63 .. 2^64 - 1: the same 64 bits
+                x = static_cast<std::int64_t>(PyLong_AsUnsignedLongLong(number.ptr()));
+                if (PyErr_Occurred()) {
+                    PyErr_Clear();
+                    overflow = 2;
+                } else {
+                    overflow = 0;
+                }
+            }
+            if (overflow)
                 refuse("argument " + std::to_string(i) + " does not fit 64 bits");
+            const std::size_t size = sized(ParamKind::integer, 8);
             if (size < 8 &&
                 (x < -(std::int64_t{1} << (8 * size - 1)) || x >= (std::int64_t{1} << (8 * size))))
                 refuse("argument " + std::to_string(i) + " (" + std::to_string(x) +
                        ") does not fit the kernel's parameter " + std::to_string(i) + ", a " +
                        p->describe());
-            std::uint64_t bits = static_cast<std::uint64_t>(x);
+            const auto bits = static_cast<std::uint64_t>(x);
             switch (size) {
             case 1:
-                put(out, static_cast<std::uint8_t>(bits), ArgKind::integer);
+                out.put(static_cast<std::uint8_t>(bits), ArgKind::integer);
                 break;
             case 2:
-                put(out, static_cast<std::uint16_t>(bits), ArgKind::integer);
+                out.put(static_cast<std::uint16_t>(bits), ArgKind::integer);
                 break;
             case 4:
-                put(out, static_cast<std::uint32_t>(bits), ArgKind::integer);
+                out.put(static_cast<std::uint32_t>(bits), ArgKind::integer);
                 break;
             default:
-                put(out, bits, ArgKind::integer);
+                out.put(bits, ArgKind::integer);
                 break;
             }
-        } else if (nb::isinstance<nb::float_>(v)) {
+        } else if (PyFloat_Check(o) || Interop::is(o, in.np_floating)) {
+            const double x = PyFloat_AsDouble(o);
+            if (x == -1.0 && PyErr_Occurred())
+                throw nb::python_error();
             if (sized(ParamKind::floating, 8) == 4)
-                put(out, static_cast<float>(nb::cast<double>(v)), ArgKind::floating);
+                out.put(static_cast<float>(x), ArgKind::floating);
             else
-                put(out, nb::cast<double>(v), ArgKind::floating);
-        } else if (nb::isinstance<nb::bytes>(v)) {
-            const auto b = nb::cast<nb::bytes>(v);
-            out.storage.emplace_back(b.c_str(), b.c_str() + b.size());
-            out.sizes.push_back(b.size());
-            out.aligns.push_back(p && p->align ? p->align : 1);
-            out.kinds.push_back(ArgKind::other);
-        } else if (const auto ptr = device_pointer(v)) {
-            put(out, *ptr, ArgKind::pointer);
-            out.keep.push_back(nb::borrow(v));
+                out.put(x, ArgKind::floating);
+        } else if (PyBytes_Check(o)) {
+            const auto b = nb::borrow<nb::bytes>(v);
+            out.put_bytes(std::string(b.c_str(), b.size()), p && p->align ? p->align : 1);
         } else {
-            refuse("argument " + std::to_string(i) + " is a " +
-                   nb::cast<std::string>(v.type().attr("__name__")) +
-                   (host_array(v) ? " in host memory: a kernel takes device arrays"
-                                  : ": a kernel takes device arrays (__cuda_array_interface__ "
-                                    "or a CUDA tensor's data_ptr()), None, int, float or bytes"));
+            switch (device_pointer(in, v, ptr, any_cupy, true)) {
+            case Arg::pointer:
+                out.put(ptr, ArgKind::pointer);
+                break;
+            case Arg::host:
+                refuse("argument " + std::to_string(i) + " is a " + python_type_name(v) +
+                       " in host memory: a kernel takes device arrays");
+                break;
+            default:
+                refuse("argument " + std::to_string(i) + " is a " + python_type_name(v) +
+                       ": a kernel takes device arrays (a torch tensor, a CuPy array, "
+                       "__cuda_array_interface__ or DLPack on a CUDA device), None, int, float "
+                       "or bytes");
+            }
         }
     }
     if (params.empty() && args.size() != 0)
         refuse("kjit has no parameter types for this entry point (a cache entry written without "
                "them): `kjit cache clear` and prepare again");
-    if (const std::string problem = param_mismatch(params, out.sizes, out.kinds); !problem.empty())
+    if (const std::string problem = param_mismatch(params, out.sizes.span(), out.kinds.span());
+        !problem.empty())
         refuse(problem);
-    for (auto& s : out.storage)
-        out.pointers.push_back(s.data());
-    return out;
+    out.finish();
+    if (cupy_array)
+        *cupy_array = any_cupy;
+}
+
+unsigned dim_of(PyObject* v) {
+    const unsigned long x = PyLong_AsUnsignedLong(v);
+    if (x == static_cast<unsigned long>(-1) && PyErr_Occurred()) {
+        PyErr_Clear();
+        throw ConfigError("a grid or block is an int or a tuple of 1 to 3 ints (non-negative, "
+                          "32 bits)");
+    }
+    if (x > 0xFFFF'FFFFul)
+        throw ConfigError("a grid or block dimension of " + std::to_string(x) +
+                          " does not fit 32 bits");
+    return static_cast<unsigned>(x);
 }
 
 Dim3 dim3_of(nb::handle v) {
-    if (nb::isinstance<nb::int_>(v))
-        return {nb::cast<unsigned>(v), 1, 1};
-    const auto t = nb::cast<std::vector<unsigned>>(v);
-    if (t.empty() || t.size() > 3)
+    if (PyLong_Check(v.ptr()))
+        return {dim_of(v.ptr()), 1, 1};
+    if (!PyTuple_Check(v.ptr()) && !PyList_Check(v.ptr()))
         throw ConfigError("a grid or block is an int or a tuple of 1 to 3 ints");
-    return {t[0], t.size() > 1 ? t[1] : 1, t.size() > 2 ? t[2] : 1};
+    const nb::tuple t = nb::tuple(v);
+    if (t.size() == 0 || t.size() > 3)
+        throw ConfigError("a grid or block is an int or a tuple of 1 to 3 ints");
+    Dim3 d{1, 1, 1};
+    d.x = dim_of(t[0].ptr());
+    if (t.size() > 1)
+        d.y = dim_of(t[1].ptr());
+    if (t.size() > 2)
+        d.z = dim_of(t[2].ptr());
+    return d;
 }
 
 /// The stream a launch goes to: an int handle, an object with `cuda_stream` (torch) or `ptr`
-/// (CuPy); by default torch's current stream when torch is imported, else CuPy's when CuPy
-/// is, else the legacy default stream.
-CUstream stream_of(nb::handle s, int device) {
+/// (CuPy). By default CuPy's current stream when an argument is a CuPy array, else torch's
+/// current stream of the function's device when a torch with CUDA is imported, else CuPy's
+/// when CuPy is imported, else the legacy default stream.
+CUstream stream_of(nb::handle s, int device, bool cupy_array) {
     const auto handle = [](nb::handle v) {
         return reinterpret_cast<CUstream>(nb::cast<std::uintptr_t>(v));
     };
     if (s.is_none()) {
-        nb::object modules = nb::module_::import_("sys").attr("modules");
-        // torch's stream of the function's device (a CPU-only torch has none).
-        if (nb::cast<bool>(modules.attr("__contains__")("torch")) &&
-            nb::cast<bool>(modules["torch"].attr("cuda").attr("is_available")()))
-            return handle(
-                modules["torch"].attr("cuda").attr("current_stream")(device).attr("cuda_stream"));
-        if (nb::cast<bool>(modules.attr("__contains__")("cupy")))
-            return handle(modules["cupy"].attr("cuda").attr("get_current_stream")().attr("ptr"));
+        const Interop& in = interop();
+        const auto cupy = [&] {
+            return handle(in.cupy_stream_ptr ? nb::handle(in.cupy_stream_ptr)()
+                                             : nb::handle(in.cupy_stream)().attr("ptr"));
+        };
+        if (cupy_array && in.cupy_stream)
+            return cupy();
+        if (in.raw_stream)
+            return handle(nb::handle(in.raw_stream)(device));
+        if (in.cupy_stream)
+            return cupy();
         return nullptr;
     }
-    if (nb::isinstance<nb::int_>(s))
+    if (PyLong_Check(s.ptr()))
         return handle(s);
     if (nb::hasattr(s, "cuda_stream"))
         return handle(s.attr("cuda_stream"));
@@ -424,7 +719,7 @@ struct PyFunction {
     const Context* context; ///< the engine's
     nb::object engine;      ///< keeps the engine, its context and the function alive
 
-    void call(nb::handle grid, nb::handle block, const nb::args& args, nb::handle stream,
+    void call(nb::handle grid, nb::handle block, std::span<PyObject* const> args, nb::handle stream,
               unsigned smem) const {
         // The context is current on the thread that made the engine; any thread may launch.
         context->make_current();
@@ -432,14 +727,65 @@ struct PyFunction {
         config.grid = dim3_of(grid);
         config.block = dim3_of(block);
         config.smem_bytes = smem;
-        config.stream = stream_of(stream, function->device_ordinal());
-        PackedArgs packed = pack(function->name(), function->param_types(), args);
+        bool cupy_array = false;
+        PackedArgs packed;
+        pack(function->name(), function->param_types(), args, packed, &cupy_array);
+        config.stream = stream_of(stream, function->device_ordinal(), cupy_array);
         // The arguments were converted by the parameter types, so one token serves them all.
         static const char token = 0;
-        function->launch_packed(config, packed.pointers.data(), packed.sizes, packed.aligns, &token,
-                                packed.kinds);
+        function->launch_packed(config, packed.pointers.data(), packed.sizes.span(),
+                                packed.aligns.span(), &token, packed.kinds.span());
     }
 };
+
+/// A nanobind function that rethrows the C++ exception it is given, so that an error raised
+/// outside nanobind's dispatch (function_call) reaches Python through the same translators.
+std::exception_ptr& pending_error() {
+    thread_local std::exception_ptr e;
+    return e;
+}
+PyObject* g_rethrow = nullptr; ///< kjit._kjit._rethrow
+
+/// fn(grid, block, *args, stream=None, smem=0): Function's tp_call, parsed by hand. A launch
+/// is the path a decode loop calls thousands of times a second; nanobind's general dispatch
+/// of *args and keywords costs more than the rest of the Python side together.
+PyObject* function_call(PyObject* self, PyObject* args, PyObject* kwargs) noexcept {
+    try {
+        const Py_ssize_t n = PyTuple_GET_SIZE(args);
+        if (n < 2)
+            throw ConfigError("a launch is fn(grid, block, *args, stream=None, smem=0)");
+        nb::handle stream = nb::none();
+        unsigned smem = 0;
+        if (kwargs) {
+            PyObject* key = nullptr;
+            PyObject* value = nullptr;
+            Py_ssize_t pos = 0;
+            while (PyDict_Next(kwargs, &pos, &key, &value)) {
+                const std::string k = nb::cast<std::string>(nb::handle(key));
+                if (k == "stream")
+                    stream = value;
+                else if (k == "smem")
+                    smem = nb::cast<unsigned>(nb::handle(value));
+                else
+                    throw ConfigError("a launch takes the keywords stream= and smem=, not '" + k +
+                                      "'");
+            }
+        }
+        nb::inst_ptr<PyFunction>(self)->call(PyTuple_GET_ITEM(args, 0), PyTuple_GET_ITEM(args, 1),
+                                             items_of(args, 2), stream, smem);
+        Py_RETURN_NONE;
+    } catch (nb::python_error& e) {
+        e.restore();
+        return nullptr;
+    } catch (...) {
+        pending_error() = std::current_exception();
+        PyObject* r = PyObject_CallNoArgs(g_rethrow); // sets the translated Python error
+        Py_XDECREF(r);
+        return nullptr;
+    }
+}
+
+PyType_Slot function_slots[] = {{Py_tp_call, reinterpret_cast<void*>(function_call)}, {0, nullptr}};
 
 /// An Engine and the context it launches in (none without a device).
 struct PyEngine {
@@ -485,7 +831,8 @@ struct PyEngine {
         const EntryParams* e = it->second->entry(entry);
         if (!e)
             throw NotFoundError("kernel '" + name + "' has no entry point '" + entry + "'");
-        (void)pack(entry, e->params, args);
+        PackedArgs packed;
+        pack(entry, e->params, items_of(args), packed);
     }
 
     nb::list prepare_file(const std::string& shape_file) {
@@ -584,28 +931,63 @@ NB_MODULE(_kjit, m) {
     m.def("_sweep_json", &sweep_file, "file"_a, "dry_run"_a = false, "src"_a = nb::none(),
           "arch"_a = nb::none(), "devices"_a = std::vector<int>{}, "seed"_a = 1,
           "no_cache"_a = false);
+    m.def("tune", &tune_shapes, "kernel"_a, "shapes"_a, "sweep"_a = "", "table"_a = "",
+          "dtype"_a = "", "src"_a = nb::none(), "device"_a = 0, "seed"_a = 1, "no_cache"_a = false,
+          "`kjit tune KERNEL`: the sweep at each shape (\"rows=1,n=4096\"), each winner recorded "
+          "in the tuned table (table=, else the project file's `tuned`); one dict per shape with "
+          "the recorded defines, medians, note and the sweep as sweep.json holds it.");
     m.def("_sig_json", &signatures_of, "paths"_a = std::vector<std::string>{}, "src"_a = nb::none(),
           "defines"_a = std::map<std::string, std::string>{},
           "include_dirs"_a = std::vector<std::string>{},
           "instantiations"_a = std::vector<std::string>{}, "libclang"_a = "");
 
-    nb::class_<PyFunction>(m, "Function")
+    m.def("_rethrow", [] {
+        const std::exception_ptr e = std::exchange(pending_error(), nullptr);
+        if (e)
+            std::rethrow_exception(e);
+    });
+    g_rethrow = m.attr("_rethrow").ptr();
+    Py_INCREF(g_rethrow);
+
+    nb::class_<PyFunction>(m, "Function", nb::type_slots(function_slots),
+                           "An entry point of a prepared kernel. fn(grid, block, *args, "
+                           "stream=None, smem=0) launches it on `stream` (default: CuPy's current "
+                           "stream when an argument is a CuPy array, else torch's current stream "
+                           "when torch is imported, else CuPy's, else the legacy default stream), "
+                           "the arguments typed by the kernel's parameters.")
         .def_prop_ro("name", [](const PyFunction& f) { return f.function->name(); })
         .def_prop_ro("variant", [](const PyFunction& f) { return f.function->variant(); })
         .def_prop_ro("registers", [](const PyFunction& f) { return f.function->registers(); })
         .def_prop_ro("max_threads_per_block",
                      [](const PyFunction& f) { return f.function->max_threads_per_block(); })
-        .def_prop_ro("param_types",
-                     [](const PyFunction& f) {
-                         nb::list out;
-                         for (const ParamType& p : f.function->param_types())
-                             out.append(param_dict(p));
-                         return out;
-                     })
-        .def("__call__", &PyFunction::call, "grid"_a, "block"_a, "args"_a, "stream"_a = nb::none(),
-             "smem"_a = 0u,
-             "Launches on `stream` (default: torch's current stream when torch is imported, "
-             "else the legacy default stream), the arguments typed by the kernel's parameters.");
+        .def(
+            "_raw_launches",
+            [](const PyFunction& f, nb::handle grid, nb::handle block, const nb::args& args,
+               unsigned count) {
+                // The floor a Python launch is measured against: `count` raw cuLaunchKernel
+                // calls from C++ in this process, the arguments packed once, nothing checked.
+                f.context->make_current();
+                PackedArgs packed;
+                bool cupy_array = false;
+                pack(f.function->name(), f.function->param_types(), items_of(args), packed,
+                     &cupy_array);
+                const Dim3 g = dim3_of(grid), b = dim3_of(block);
+                const CUstream s = stream_of(nb::none(), f.function->device_ordinal(), cupy_array);
+                for (unsigned i = 0; i < count; ++i)
+                    check(driver().cuLaunchKernel(f.function->handle(), g.x, g.y, g.z, b.x, b.y,
+                                                  b.z, 0, s, packed.pointers.data(), nullptr),
+                          "cuLaunchKernel");
+            },
+            "grid"_a, "block"_a, "args"_a, "count"_a = 1000u,
+            "Benchmarks only: `count` raw cuLaunchKernel calls from C++ with these arguments on "
+            "the default stream fn() would take, nothing checked (the floor of a launch from "
+            "Python, measured in the same process).")
+        .def_prop_ro("param_types", [](const PyFunction& f) {
+            nb::list out;
+            for (const ParamType& p : f.function->param_types())
+                out.append(param_dict(p));
+            return out;
+        });
 
     nb::class_<PyEngine>(m, "Engine")
         .def(nb::init<std::optional<int>, std::optional<std::string>, std::optional<std::string>,

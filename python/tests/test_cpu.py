@@ -10,6 +10,11 @@ import unittest
 
 import kjit
 
+try:
+    import numpy
+except ImportError:
+    numpy = None
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KJIT = os.path.join(os.environ.get("KJIT_BUILD_DIR", os.path.join(ROOT, "build")), "tools", "kjit")
 
@@ -170,6 +175,25 @@ class EngineWithoutDevice(unittest.TestCase):
         with self.assertRaises(kjit.NotFoundError):
             self.engine.check("rms_norm", "no_entry", None)
 
+    @unittest.skipIf(numpy is None, "numpy is not installed")
+    def test_numpy_scalars_are_typed_like_ints_and_floats_and_its_arrays_refused(self):
+        self.engine.prepare([{"name": "rms_norm"}], shape={})
+        check = lambda *a: self.engine.check("rms_norm", "rms_norm_f32", *a)
+        check(None, None, None, numpy.int32(64), numpy.int64(1024), numpy.float32(1e-6))
+        check(None, None, None, numpy.uint16(64), numpy.bool_(True), numpy.float64(1e-6))
+        with self.assertRaises(kjit.LaunchError) as c:  # rows (an int) as a numpy float
+            check(None, None, None, numpy.float32(64), 1024, 1e-6)
+        self.assertIn("argument 3 is a 8-byte float but the kernel's parameter 3", str(c.exception))
+        with self.assertRaises(kjit.LaunchError) as c:  # eps (a float) as a numpy int
+            check(None, None, None, 64, 1024, numpy.int32(0))
+        self.assertIn("parameter 5", str(c.exception))
+        with self.assertRaises(kjit.LaunchError) as c:  # rows is an int: 2^40 does not fit
+            check(None, None, None, numpy.int64(1 << 40), 1024, 1e-6)
+        self.assertIn("does not fit", str(c.exception))
+        with self.assertRaises(kjit.LaunchError) as c:  # a host array (DLPack on the CPU)
+            check(numpy.zeros(4, numpy.float32), None, None, 1, 4, 1e-6)
+        self.assertIn("argument 0 is a ndarray in host memory", str(c.exception))
+
     def test_launching_needs_a_device(self):
         self.engine.prepare([{"name": "rms_norm"}], shape={})
         with self.assertRaises(kjit.NoDeviceError) as c:
@@ -268,6 +292,54 @@ class Sweep(unittest.TestCase):
             with self.assertRaises(kjit.ConfigError) as c:
                 kjit.sweep(path, dry_run=True, src="kernel_src")
             self.assertRegex(str(c.exception), r"s\.sweep\.toml:\d+:\d+: error")
+
+
+class Tune(unittest.TestCase):
+    SWEEP = os.path.join(ROOT, "bench", "tune", "rms_norm_decode.sweep.toml")
+
+    def same_error_as_kjit_tune(self, error, *args, shapes="rows=1,n=4096", table=None):
+        """Runs kjit.tune and `kjit tune` alike; both fail with the same message and no table
+        is written."""
+        with tempfile.TemporaryDirectory() as d:
+            path = table or os.path.join(d, "t.toml")
+            with self.assertRaises(error) as c:
+                kjit.tune(args[0], [shapes], **dict(args[1], table=path))
+            cmd = ["tune", args[0], "--shapes", shapes, "--table", path]
+            for k, v in args[1].items():
+                cmd += [f"--{k}", str(v)]
+            _, err, rc = cli(*cmd)
+            self.assertNotEqual(rc, 0)
+            self.assertIn(str(c.exception).splitlines()[0], err)
+            self.assertFalse(os.path.exists(os.path.join(d, "t.toml")))
+        return str(c.exception)
+
+    def test_a_shape_the_contract_lacks_is_refused_before_anything_runs(self):
+        msg = self.same_error_as_kjit_tune(kjit.ConfigError, "rms_norm", {"sweep": self.SWEEP},
+                                           shapes="rows=1,width=4096")
+        self.assertIn("width", msg)
+
+    def test_a_sweep_of_another_kernel_is_refused(self):
+        msg = self.same_error_as_kjit_tune(kjit.ConfigError, "conv1d", {"sweep": self.SWEEP})
+        self.assertIn("sweeps rms_norm, not conv1d", msg)
+
+    def test_a_dtype_the_contract_lacks_is_refused(self):
+        msg = self.same_error_as_kjit_tune(kjit.ConfigError, "rms_norm",
+                                           {"sweep": self.SWEEP, "dtype": "f64"})
+        self.assertIn("f64", msg)
+
+    @unittest.skipIf(kjit.device_available()[0], "a GPU is there")
+    def test_without_a_gpu_it_fails_as_kjit_tune_does_and_records_nothing(self):
+        self.same_error_as_kjit_tune(kjit.Error, "rms_norm", {"sweep": self.SWEEP, "src": "kernel_src"})
+        with tempfile.TemporaryDirectory() as d:  # shapes as dicts are the same shapes
+            with self.assertRaises(kjit.Error):
+                kjit.tune("rms_norm", [{"rows": 1, "n": 4096}], sweep=self.SWEEP,
+                          table=os.path.join(d, "t.toml"))
+            self.assertEqual(os.listdir(d), [])
+
+    def test_the_table_defaults_to_the_project_files(self):
+        with self.assertRaises(kjit.ConfigError) as c:  # kjit's kjit.toml names no `tuned`
+            kjit.tune("rms_norm", ["rows=1,n=4096"], sweep=self.SWEEP)
+        self.assertIn("needs a tuned table", str(c.exception))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 stream and a side stream, inside a torch CUDA graph capture, and the launch checks. Run by
 `python/tests/run.py gpu` (ctest: python_gpu), which skips without a usable GPU."""
 import os
+import tempfile
+import tomllib
 import unittest
 
 import kjit
@@ -16,6 +18,10 @@ try:
     import cupy
 except ImportError:
     cupy = None
+try:
+    import numpy
+except ImportError:
+    numpy = None
 
 
 def engine():
@@ -91,6 +97,68 @@ class Torch(unittest.TestCase):
             self.fn(x.shape[0], 256, x, w, y, x.shape[0], x.shape[1])  # one argument short
         with self.assertRaises(kjit.LaunchError):
             self.fn(x.shape[0], 256, "x", w, y, x.shape[0], x.shape[1], 1e-6)
+        with self.assertRaises(kjit.ConfigError):  # no block
+            self.fn(x.shape[0])
+        with self.assertRaises(kjit.ConfigError) as c:
+            self.fn(x.shape[0], 256, x, w, y, x.shape[0], x.shape[1], 1e-6, steam=0)
+        self.assertIn("steam", str(c.exception))
+
+    def test_dlpack_numpy_scalars_and_a_grid_tuple_give_the_same_bits(self):
+        x, w, y = self.inputs()
+        self.fn(x.shape[0], 256, x, w, y, x.shape[0], x.shape[1], 1e-6)
+
+        class OnlyDLPack:  # an array that speaks DLPack alone
+            def __init__(self, t):
+                self.t = t
+
+            def __dlpack__(self, **kw):
+                return self.t.__dlpack__(**kw)
+
+            def __dlpack_device__(self):
+                return self.t.__dlpack_device__()
+        y2 = torch.empty_like(y)
+        rows = numpy.int32(x.shape[0]) if numpy is not None else x.shape[0]
+        eps = numpy.float32(1e-6) if numpy is not None else 1e-6
+        self.fn((x.shape[0], 1, 1), (256,), OnlyDLPack(x), OnlyDLPack(w), OnlyDLPack(y2), rows,
+                x.shape[1], eps)
+        torch.cuda.synchronize()
+        self.assertTrue(torch.equal(y, y2))
+        with self.assertRaises(kjit.LaunchError) as c:  # a CPU tensor through DLPack
+            self.fn(1, 256, OnlyDLPack(x.cpu()), w, y2, 1, x.shape[1], 1e-6)
+        self.assertIn("host memory", str(c.exception))
+        with self.assertRaises(kjit.ConfigError):
+            self.fn((1, 2, 3, 4), 256, x, w, y2, 1, x.shape[1], 1e-6)
+
+    def test_the_benchmark_floor_launches_the_same_kernel(self):
+        x, w, y = self.inputs()
+        y2 = torch.zeros_like(y)
+        self.fn(x.shape[0], 256, x, w, y, x.shape[0], x.shape[1], 1e-6)
+        self.fn._raw_launches(x.shape[0], 256, x, w, y2, x.shape[0], x.shape[1], 1e-6, count=3)
+        torch.cuda.synchronize()
+        self.assertTrue(torch.equal(y, y2))
+
+    def test_tune_records_what_it_returns(self):
+        with tempfile.TemporaryDirectory() as d:
+            sweep = os.path.join(d, "s.sweep.toml")
+            with open(sweep, "w") as f:
+                f.write('kernel = "rms_norm"\n[shape]\nrows = 1\nn = 4096\n[sweep]\n'
+                        'RMS_BLOCK = [128, 256]\n[check]\nmode = "digest"\n'
+                        'baseline = { RMS_BLOCK = 256 }\n[bench]\nwarmup = 2\nreps = 10\n')
+            table = os.path.join(d, "tuned.toml")
+            got = kjit.tune("rms_norm", ["rows=1,n=4096", {"rows": 64, "n": 1024}], sweep=sweep,
+                            table=table, src=os.path.join(ROOT, "kernel_src"))
+            with open(table, "rb") as f:
+                entries = tomllib.load(f)["entry"]
+        self.assertEqual(len(got), 2)
+        self.assertEqual([r["shape"] for r in got], [{"rows": 1, "n": 4096}, {"rows": 64, "n": 1024}])
+        for r in got:
+            e = next(e for e in entries if e["shape"] == r["shape"])
+            self.assertEqual(e["defines"], r["defines"])
+            self.assertAlmostEqual(e["median_us"], r["median_us"], places=2)
+            self.assertEqual(r["failed"], 0)
+            self.assertEqual(len(r["sweep"]["rows"]), 2)
+            self.assertTrue(all(row["check"] in ("IDENTICAL", "-") for row in r["sweep"]["rows"]),
+                            r["sweep"]["rows"])
 
     def test_a_block_over_the_launch_bounds_is_refused(self):
         x, w, y = self.inputs()
@@ -109,12 +177,33 @@ class CuPy(unittest.TestCase):
         w = rng.standard_normal(4096, dtype=cupy.float32)
         y = cupy.empty_like(x)
         s = cupy.cuda.Stream(non_blocking=True)
+        s.wait_event(cupy.cuda.get_current_stream().record())  # x and w are written there
         fn(32, 256, x, w, y, 32, 4096, 1e-6, stream=s)
         s.synchronize()
         x64, w64 = x.astype(cupy.float64), w.astype(cupy.float64)
         ref = x64 / cupy.sqrt((x64 ** 2).mean(axis=1, keepdims=True) + 1e-6) * w64
         err = float(cupy.linalg.norm(y - ref) / cupy.linalg.norm(ref))
         self.assertLess(err, 1e-6)
+
+
+    def test_a_launch_with_no_stream_goes_to_cupys_current_stream(self):
+        # torch is imported too: CuPy arrays still follow CuPy's stream. The launch is captured
+        # into s's graph only if it went to s; the output appears only when the graph runs.
+        e = engine()
+        fn = e.function("rms_norm", "rms_norm_f32")
+        x = cupy.ones((4, 1024), dtype=cupy.float32)
+        w = cupy.full(1024, 2.0, dtype=cupy.float32)
+        y = cupy.zeros_like(x)
+        s = cupy.cuda.Stream(non_blocking=True)
+        with s:
+            s.begin_capture()
+            fn(4, 256, x, w, y, 4, 1024, 0.0)
+            g = s.end_capture()
+        s.synchronize()
+        self.assertEqual(float(abs(y).max()), 0.0)
+        g.launch(stream=s)
+        s.synchronize()
+        self.assertTrue(bool((y == 2.0).all()))
 
 
 if __name__ == "__main__":
