@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
                 "ratio %.3f (spread %.3f; target <= 1.03)\n",
                 median(a_reps), median(b_reps), median(ratios), spread(ratios));
     std::printf("KJIT_US %.4f\n", median(a_reps));
+    std::printf("RAW_US %.4f\n", median(b_reps));
 
     // GPU time per kernel: 100 stream launches against one graph of the same 100.
     Event e0, e1;

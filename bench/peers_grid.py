@@ -6,28 +6,26 @@ conv1d: a one-call CUDA graph replay per arm (unless --stream), against causal_c
 conv1d_update (one decode token, the state rolled in place): against causal_conv1d_update, timed
 two ways: `--calls` calls captured in one graph, per call (launch cost amortized, the data warm
 after the first call), and one call per replay (cold L2, one replay's overhead).
-kjit's arm is the CUBIN `kjit compile` writes, launched through CuPy on torch's stream with the
-contract's grid. delta_rule: one decode step against fla's fused_recurrent_gated_delta_rule, both
+kjit's arm goes through kjit's Python module (`import kjit`: the kernel specialized with the
+defines start-up would take, launched on torch's current stream with the contract's grid), the
+peers through their own Python entry points: one timer for all. delta_rule: one decode step against fla's fused_recurrent_gated_delta_rule, both
 checked against the float64 recurrence. rms_norm: against torch eager, torch.compile (static
 shapes, F.rms_norm and the written-out formula) and Liger, each timed alone, kjit then in A B B A
 pairs against the fastest. Each case also compares the two outputs (max abs difference over max abs
 value; for the update the rolled states too) so that both compute the same thing.
 
 Prints one line per case and a summary; --csv writes the rows. Usage (GPU machine):
-  python3 bench/peers_grid.py bench/grids/conv1d.toml --kjit build/tools/kjit --src kernel_src
+  PYTHONPATH=build/python python3 bench/peers_grid.py bench/grids/conv1d.toml --src kernel_src
 """
 import argparse
 import csv
 import math
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import tomllib
 
-import cupy as cp
-import numpy as np
+import kjit
 import torch
 
 from peers_kernels import graphed
@@ -75,81 +73,59 @@ def copy_gbps(timer):
     return 2 * x.numel() / us / 1e3
 
 
-def on_torch_stream(fn, grid, block, args):
-    """A launch of a CuPy kernel on torch's current stream (the capture stream in a capture)."""
-    def run():
-        with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
-            fn((grid,), (block,), args)
-    return run
-
-
-def ptr(a):
-    return np.uint64(a.data_ptr() if a is not None else 0)
-
-
 class KjitSource:
-    """A kernel source compiled by kjit (one CUBIN per define set), launched with its
-    contracts' grids."""
+    """A kernel source specialized by kjit's Python module (one prepared kernel per define set,
+    through the compile cache), launched on torch's current stream (the capture stream in a
+    capture) with its contracts' grids."""
+    names = []  # every prepared kernel's name, one engine-wide namespace
 
-    def __init__(self, kjit, src, source, defines, workdir):
-        self.kjit, self.src, self.source = kjit, src, source
-        self.defines, self.workdir = dict(defines), workdir
-        self.modules = {}
+    def __init__(self, engine, source, defines):
+        self.engine, self.source, self.defines = engine, source, dict(defines)
+        self.prepared = {}
 
-    def module(self, **extra):
+    def function(self, entry, **extra):
         d = dict(self.defines, **extra)
         key = tuple(sorted(d.items()))
-        if key not in self.modules:
-            path = os.path.join(self.workdir, f"{self.source}_{len(self.modules)}.cubin")
-            major, minor = torch.cuda.get_device_capability()
-            cmd = [self.kjit, "compile", self.source, "-o", path, "--arch", f"sm_{major}{minor}"]
-            if self.src:
-                cmd += ["--src", self.src]
-            for k, v in d.items():
-                cmd += ["-D", f"{k}={v}"]
-            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-            self.modules[key] = cp.RawModule(path=path)
-        return self.modules[key], d
+        if key not in self.prepared:
+            name = f"{self.source}_{len(KjitSource.names)}"
+            KjitSource.names.append(name)
+            row = self.engine.prepare([{"name": name, "source": self.source, "defines": d}])[0]
+            want = " ".join(f"{k}={v}" for k, v in sorted(d.items()))
+            if row["error"] is not None or row["defines"] != want:
+                raise RuntimeError(f"kjit prepared {self.source} with {row['defines']}, "
+                                   f"not {d}: {row['error']}")
+            self.prepared[key] = name
+        return self.engine.function(self.prepared[key], entry), d
 
     def launcher(self, dtype, silu, x, w, bias, y):
-        module, d = self.module(CONV_SILU=str(int(silu)))
+        fn, d = self.function(f"conv1d_{dtype}", CONV_SILU=str(int(silu)))
         b, c, t = x.shape
         tile, block, segs = int(d["CONV_TILE"]), int(d["CONV_BLOCK"]), int(d["CONV_SEGS"])
         segs = segs or (4 if dtype == "bf16" else 1) # 0: the source's rule by element size
         warps = b * c * (-(-(-(-t // (32 * tile))) // segs))
-        args = (ptr(x), ptr(w), ptr(bias), np.uint64(0), ptr(y), np.uint64(0),
-                np.int32(b), np.int32(c), np.int32(t))
-        return on_torch_stream(module.get_function(f"conv1d_{dtype}"),
-                               -(-(warps * 32) // block), block, args)
+        grid = -(-(warps * 32) // block)
+        return lambda: fn(grid, block, x, w, bias, None, y, None, b, c, t)
 
     def update_launcher(self, dtype, silu, x, w, bias, state, y):
-        module, d = self.module(CONV_SILU=str(int(silu)))
+        fn, d = self.function(f"conv1d_update_{dtype}", CONV_SILU=str(int(silu)))
         b, c = x.shape
         block = int(d["CONV_BLOCK"])
-        args = (ptr(x), ptr(w), ptr(bias), ptr(state), ptr(y), np.int32(b), np.int32(c))
-        return on_torch_stream(module.get_function(f"conv1d_update_{dtype}"), -(-(b * c) // block),
-                               block, args)
+        grid = -(-(b * c) // block)
+        return lambda: fn(grid, block, x, w, bias, state, y, b, c)
 
     def rms_norm_launcher(self, dtype, x, w, y, eps):
-        module, d = self.module()
+        fn, d = self.function(f"rms_norm_{dtype}")
         rows, n = x.shape
-        args = (ptr(x), ptr(w), ptr(y), np.int32(rows), np.int32(n), np.float32(eps))
-        return on_torch_stream(module.get_function(f"rms_norm_{dtype}"), rows,
-                               int(d["RMS_BLOCK"]), args)
+        block = int(d["RMS_BLOCK"])
+        return lambda: fn(rows, block, x, w, y, rows, n, eps)
 
     def delta_rule_launcher(self, q, k, v, g, beta, state, o, scale):
-        module, d = self.module()
+        fn, d = self.function("delta_rule_decode")
         bh, dk = q.shape
         dv = v.shape[1]
         bv, ksplit = int(d["DR_BV"]), int(d["DR_KSPLIT"])
-        args = (ptr(q), ptr(k), ptr(v), ptr(g), ptr(beta), ptr(state), ptr(o), np.int32(dk),
-                np.int32(dv), np.float32(scale))
-        fn = module.get_function("delta_rule_decode")
-
-        def run():
-            with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
-                fn((-(-dv // bv), bh), (bv, ksplit), args)
-        return run
+        grid, block = (-(-dv // bv), bh), (bv, ksplit)
+        return lambda: fn(grid, block, q, k, v, g, beta, state, o, dk, dv, scale)
 
 
 def tuned_defines(path, source, kernel, keys):
@@ -443,7 +419,6 @@ KERNELS = {"conv1d": ("conv1d", ("b", "c", "t"), conv1d_rows),
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("grid")
-    ap.add_argument("--kjit", default="build/tools/kjit")
     ap.add_argument("--src", default="kernel_src")
     ap.add_argument("-D", dest="defines", action="append", default=[],
                     help="NAME=VALUE for kjit's compile (default: the contract's defaults)")
@@ -475,22 +450,23 @@ def main():
     timer = Timer()
     ceiling = copy_gbps(timer)
     print(f"device-to-device copy: {ceiling:.1f} GB/s; kjit defines {defines}", flush=True)
-    with tempfile.TemporaryDirectory() as work:
-        kjits = {}
+    engine = kjit.Engine(device=torch.cuda.current_device(), src=a.src)
+    print(f"kjit {kjit.__version__} ({os.path.dirname(kjit.__file__)}), sources {engine.sources}",
+          flush=True)
+    kjits = {}
 
-        def kjit_for(key):
-            d = dict(defines, **(tuned(key) or {}))
-            k = tuple(sorted(d.items()))
-            if k not in kjits:
-                os.makedirs(work + f"/{len(kjits)}")
-                kjits[k] = KjitSource(a.kjit, a.src, source, d, work + f"/{len(kjits)}")
-            return kjits[k], d
-        rows = []
-        try:
-            for row in rows_of(a, grid, kjit_for, timer, ceiling):
-                rows.append(row)
-        except KeyboardInterrupt: # `timeout -s INT`: summarize and write what has run
-            print(f"interrupted after {len(rows)} cases", flush=True)
+    def kjit_for(key):
+        d = dict(defines, **(tuned(key) or {}))
+        k = tuple(sorted(d.items()))
+        if k not in kjits:
+            kjits[k] = KjitSource(engine, source, d)
+        return kjits[k], d
+    rows = []
+    try:
+        for row in rows_of(a, grid, kjit_for, timer, ceiling):
+            rows.append(row)
+    except KeyboardInterrupt: # `timeout -s INT`: summarize and write what has run
+        print(f"interrupted after {len(rows)} cases", flush=True)
     if not rows:
         print("summary: no case ran")
         return 1

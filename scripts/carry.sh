@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# Packs the runnable part of ./build (stripped executables and the CTest files) into
-# .carry/build for the GPU machine, where it must be reachable at this checkout's absolute
-# path (the CTest files name it): there, run `scripts/on_device.sh`.
+# Packs the runnable part of a build tree (default ./build; `scripts/carry.sh build-py` for
+# another) into .carry/build.tar.xz for the GPU machine (carry `.carry`): stripped executables
+# and shared libraries, the CTest files and the Python package (python/kjit), ~8 MB packed.
+# There `scripts/on_device.sh` unpacks it where the CTest files expect it (the path it was
+# built at).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rm -rf .carry/build && mkdir -p .carry/build
-(cd build && find . \( -name CMakeFiles -o -path ./include -o -path ./prefix \) -prune -o \
-   \( \( -type f -o -type l \) \( -perm -u+x -o -name '*.cmake' -o -path './lib/*' \) -print \) |
-   while read -r f; do mkdir -p "../.carry/build/$(dirname "$f")"; cp -p "$f" "../.carry/build/$f"; done)
+tree=${1:-build}
+rm -rf .carry/build .carry/build.tar.xz && mkdir -p .carry/build
+(cd "$tree" && find . \( -name CMakeFiles -o -path ./include -o -path ./prefix \) -prune -o \
+   \( \( -type f -o -type l \) \( -perm -u+x -o -name '*.cmake' -o -path './lib/*' \
+      -o -path './python/kjit/*' \) -print \) |
+   while read -r f; do mkdir -p "$OLDPWD/.carry/build/$(dirname "$f")"; cp -p "$f" "$OLDPWD/.carry/build/$f"; done)
 find .carry/build -type f -perm -u+x -exec strip --strip-debug {} + 2>/dev/null || true
 echo "$PWD" > .carry/root
+echo "$tree" > .carry/tree
 du -sh .carry/build
+tar -C .carry -cJf .carry/build.tar.xz build && rm -rf .carry/build
+ls -l .carry/build.tar.xz
