@@ -30,9 +30,9 @@ void print_recorded(const std::filesystem::path& table, const TunedEntry& entry,
 
 void record_winner(const std::filesystem::path& table, const SweepSpec& spec,
                    const SweepResult& result) {
-    TunedEntry entry = tuned_entry(spec, result);
+    const TunedEntry entry = tuned_entry(spec, result);
+    record_entry(table, entry);
     print_recorded(table, entry, tuned_pick(result).note);
-    record_entry(table, std::move(entry));
 }
 
 namespace {

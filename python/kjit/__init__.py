@@ -80,8 +80,8 @@ class Engine:
     def function(self, name, entry):
         """The entry point `entry` of prepared kernel `name`, callable as
         fn(grid, block, *args, stream=None, smem=0): on `stream`, else CuPy's current stream
-        when an argument is a CuPy array, else torch's current stream when torch is imported,
-        else CuPy's, else the legacy default stream."""
+        when an argument is a CuPy array, else torch's current stream when a torch that can use
+        CUDA is imported, else CuPy's, else the legacy default stream."""
         return self._engine.function(name, entry)
 
 
@@ -99,7 +99,7 @@ def sweep(file, dry_run=False, src=None, arch=None, devices=None, seed=1, no_cac
     return result
 
 
-def tune(kernel, shapes, sweep="", table="", dtype="", src=None, device=0, seed=1,
+def tune(kernel, shapes, sweep=None, table=None, dtype=None, src=None, device=0, seed=1,
          no_cache=False, frame=False):
     """`kjit tune KERNEL --shapes ...`: the sweep file's variants at each shape, each winner
     recorded in the tuned table that start-up reads (the baseline kept when no variant beats it
@@ -110,8 +110,9 @@ def tune(kernel, shapes, sweep="", table="", dtype="", src=None, device=0, seed=
     DataFrame without the sweeps."""
     texts = [s if isinstance(s, str) else ",".join(f"{k}={v}" for k, v in dict(s).items())
              for s in shapes]
-    rows = _tune(kernel, texts, str(sweep), str(table), dtype, None if src is None else str(src),
-                 device, seed, no_cache)
+    rows = _tune(kernel, texts, "" if sweep is None else str(sweep),
+                 "" if table is None else str(table), dtype or "",
+                 None if src is None else str(src), device, seed, no_cache)
     if frame:
         import pandas
         return pandas.DataFrame([{k: v for k, v in r.items() if k != "sweep"} for r in rows])

@@ -223,6 +223,7 @@ nb::list tune_shapes(const std::string& kernel, const std::vector<std::string>& 
     o.seed = seed;
     o.devices = {device};
     o.sources = sources_of(src);
+    require_sources_on_disk(*o.sources, "kjit.tune");
     std::vector<TunedShape> tuned;
     {
         nb::gil_scoped_release release;
@@ -341,6 +342,9 @@ template <class T, std::size_t N> class SmallVec {
 /// One launch's arguments as the kernel's parameters: a scalar or pointer in an 8-byte word of
 /// its own (its bytes first), an aggregate from `bytes` in a buffer of its own.
 struct PackedArgs {
+    PackedArgs() = default;
+    PackedArgs(const PackedArgs&) = delete; // `pointers` points into this object
+    PackedArgs& operator=(const PackedArgs&) = delete;
     static constexpr std::size_t kInline = 16;
     SmallVec<std::uint64_t, kInline> words;
     std::vector<std::string> blobs;
@@ -426,40 +430,53 @@ struct Interop {
     PyObject* np_floating = nullptr;
 
     /// Reads a module's entries the first time it is complete in sys.modules (a module still
-    /// being imported is looked at again on the next call).
+    /// being imported is looked at again on the next call); once read, a module is not looked
+    /// up again (a launch with all three imported costs no lookup; a reloaded module keeps the
+    /// types it had).
     void refresh() {
         static PyObject* const torch_name = interned("torch");
-        if (PyObject* m = imported(torch_name); m && m != torch) {
+        if (PyObject* m = torch ? nullptr : imported(torch_name)) {
             if (PyObject* t = type(m, {"Tensor"})) {
-                torch = m;
+                // torch's stream only from a torch that can use CUDA (a CUDA build on a host
+                // whose driver it cannot use has the function and fails in it).
+                PyObject* raw = nullptr;
+                if (const nb::object available = nb::steal(lookup(m, {"cuda", "is_available"}));
+                    available.is_valid()) {
+                    PyObject* yes = PyObject_CallNoArgs(available.ptr());
+                    if (yes && PyObject_IsTrue(yes) == 1)
+                        raw = lookup(m, {"_C", "_cuda_getCurrentRawStream"});
+                    Py_XDECREF(yes);
+                    PyErr_Clear();
+                }
                 tensor = t;
-                raw_stream = lookup(m, {"_C", "_cuda_getCurrentRawStream"});
+                raw_stream = raw;
+                torch = m; // last: the lookups above may run Python and let another thread in
             }
         }
         static PyObject* const cupy_name = interned("cupy");
-        if (PyObject* m = imported(cupy_name); m && m != cupy) {
+        if (PyObject* m = cupy ? nullptr : imported(cupy_name)) {
             PyObject* a = type(m, {"ndarray"});
             PyObject* s = lookup(m, {"cuda", "get_current_stream"});
             if (a && s) {
-                cupy = m;
                 ndarray = a;
                 cupy_stream = s;
                 cupy_stream_ptr = lookup(m, {"cuda", "stream", "get_current_stream_ptr"});
+                cupy = m;
             } else {
                 Py_XDECREF(a);
                 Py_XDECREF(s);
             }
         }
         static PyObject* const numpy_name = interned("numpy");
-        if (PyObject* m = imported(numpy_name); m && m != numpy) {
+        if (PyObject* m = numpy ? nullptr : imported(numpy_name)) {
             PyObject* i = type(m, {"integer"});
             PyObject* b = type(m, {"bool_"});
             PyObject* f = type(m, {"floating"});
             if (i && b && f) {
-                numpy = m;
                 np_integer = i;
                 np_bool = b;
                 np_floating = f;
+                numpy = m;
             } else {
                 Py_XDECREF(i);
                 Py_XDECREF(b);
@@ -546,9 +563,8 @@ std::span<PyObject* const> items_of(nb::handle tuple, std::size_t first = 0) {
 /// parameter's size, bytes an aggregate. Then the C++ launch's own rule (param_mismatch:
 /// count, and each kind and size) judges them on every call; LaunchError names the parameter.
 /// `cupy_array` says whether an argument was a CuPy array (what the default stream follows).
-void pack(const std::string& kernel, const std::vector<ParamType>& params,
+void pack(const Interop& in, const std::string& kernel, const std::vector<ParamType>& params,
           std::span<PyObject* const> args, PackedArgs& out, bool* cupy_array = nullptr) {
-    const Interop& in = interop();
     bool any_cupy = false;
     const auto refuse = [&](const std::string& problem) {
         throw LaunchError("kjit launch", CUDA_SUCCESS, kernel, "kernel=" + kernel, problem);
@@ -652,24 +668,36 @@ void pack(const std::string& kernel, const std::vector<ParamType>& params,
         *cupy_array = any_cupy;
 }
 
-unsigned dim_of(PyObject* v) {
-    const unsigned long x = PyLong_AsUnsignedLong(v);
-    if (x == static_cast<unsigned long>(-1) && PyErr_Occurred()) {
+/// A non-negative integer (an int, a NumPy integer: anything with __index__) of at most
+/// `max`; ConfigError naming `what` otherwise.
+std::uint64_t whole_number(PyObject* v, std::uint64_t max, const char* what) {
+    if (PyLong_CheckExact(v)) { // the common case, without a new reference
+        const unsigned long long x = PyLong_AsUnsignedLongLong(v);
+        if (!PyErr_Occurred() && x <= max)
+            return x;
         PyErr_Clear();
-        throw ConfigError("a grid or block is an int or a tuple of 1 to 3 ints (non-negative, "
-                          "32 bits)");
     }
-    if (x > 0xFFFF'FFFFul)
-        throw ConfigError("a grid or block dimension of " + std::to_string(x) +
-                          " does not fit 32 bits");
-    return static_cast<unsigned>(x);
+    const nb::object number = nb::steal(PyNumber_Index(v));
+    const unsigned long long x =
+        number.is_valid() ? PyLong_AsUnsignedLongLong(number.ptr()) : ~0ull;
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        throw ConfigError(std::string(what) + " must be a non-negative int, not " +
+                          nb::cast<std::string>(nb::repr(nb::handle(v))));
+    }
+    if (x > max)
+        throw ConfigError(std::string(what) + " of " + std::to_string(x) + " is over " +
+                          std::to_string(max));
+    return x;
+}
+
+unsigned dim_of(PyObject* v) {
+    return static_cast<unsigned>(whole_number(v, 0xFFFF'FFFFu, "a grid or block dimension"));
 }
 
 Dim3 dim3_of(nb::handle v) {
-    if (PyLong_Check(v.ptr()))
-        return {dim_of(v.ptr()), 1, 1};
     if (!PyTuple_Check(v.ptr()) && !PyList_Check(v.ptr()))
-        throw ConfigError("a grid or block is an int or a tuple of 1 to 3 ints");
+        return {dim_of(v.ptr()), 1, 1};
     const nb::tuple t = nb::tuple(v);
     if (t.size() == 0 || t.size() > 3)
         throw ConfigError("a grid or block is an int or a tuple of 1 to 3 ints");
@@ -686,12 +714,11 @@ Dim3 dim3_of(nb::handle v) {
 /// (CuPy). By default CuPy's current stream when an argument is a CuPy array, else torch's
 /// current stream of the function's device when a torch with CUDA is imported, else CuPy's
 /// when CuPy is imported, else the legacy default stream.
-CUstream stream_of(nb::handle s, int device, bool cupy_array) {
+CUstream stream_of(const Interop& in, nb::handle s, int device, bool cupy_array) {
     const auto handle = [](nb::handle v) {
-        return reinterpret_cast<CUstream>(nb::cast<std::uintptr_t>(v));
+        return reinterpret_cast<CUstream>(whole_number(v.ptr(), UINTPTR_MAX, "a stream handle"));
     };
     if (s.is_none()) {
-        const Interop& in = interop();
         const auto cupy = [&] {
             return handle(in.cupy_stream_ptr ? nb::handle(in.cupy_stream_ptr)()
                                              : nb::handle(in.cupy_stream)().attr("ptr"));
@@ -704,7 +731,7 @@ CUstream stream_of(nb::handle s, int device, bool cupy_array) {
             return cupy();
         return nullptr;
     }
-    if (PyLong_Check(s.ptr()))
+    if (PyIndex_Check(s.ptr()))
         return handle(s);
     if (nb::hasattr(s, "cuda_stream"))
         return handle(s.attr("cuda_stream"));
@@ -729,8 +756,9 @@ struct PyFunction {
         config.smem_bytes = smem;
         bool cupy_array = false;
         PackedArgs packed;
-        pack(function->name(), function->param_types(), args, packed, &cupy_array);
-        config.stream = stream_of(stream, function->device_ordinal(), cupy_array);
+        const Interop& in = interop();
+        pack(in, function->name(), function->param_types(), args, packed, &cupy_array);
+        config.stream = stream_of(in, stream, function->device_ordinal(), cupy_array);
         // The arguments were converted by the parameter types, so one token serves them all.
         static const char token = 0;
         function->launch_packed(config, packed.pointers.data(), packed.sizes.span(),
@@ -765,10 +793,11 @@ PyObject* function_call(PyObject* self, PyObject* args, PyObject* kwargs) noexce
                 if (k == "stream")
                     stream = value;
                 else if (k == "smem")
-                    smem = nb::cast<unsigned>(nb::handle(value));
+                    smem = static_cast<unsigned>(whole_number(value, 0xFFFF'FFFFu, "smem"));
                 else
-                    throw ConfigError("a launch takes the keywords stream= and smem=, not '" + k +
-                                      "'");
+                    throw ConfigError("a launch is fn(grid, block, *args, stream=None, smem=0): "
+                                      "no keyword '" +
+                                      k + "'");
             }
         }
         nb::inst_ptr<PyFunction>(self)->call(PyTuple_GET_ITEM(args, 0), PyTuple_GET_ITEM(args, 1),
@@ -832,7 +861,7 @@ struct PyEngine {
         if (!e)
             throw NotFoundError("kernel '" + name + "' has no entry point '" + entry + "'");
         PackedArgs packed;
-        pack(entry, e->params, items_of(args), packed);
+        pack(interop(), entry, e->params, items_of(args), packed);
     }
 
     nb::list prepare_file(const std::string& shape_file) {
@@ -953,7 +982,8 @@ NB_MODULE(_kjit, m) {
                            "An entry point of a prepared kernel. fn(grid, block, *args, "
                            "stream=None, smem=0) launches it on `stream` (default: CuPy's current "
                            "stream when an argument is a CuPy array, else torch's current stream "
-                           "when torch is imported, else CuPy's, else the legacy default stream), "
+                           "when a torch that can use CUDA is imported, else CuPy's, else the "
+                           "legacy default stream), "
                            "the arguments typed by the kernel's parameters.")
         .def_prop_ro("name", [](const PyFunction& f) { return f.function->name(); })
         .def_prop_ro("variant", [](const PyFunction& f) { return f.function->variant(); })
@@ -969,10 +999,12 @@ NB_MODULE(_kjit, m) {
                 f.context->make_current();
                 PackedArgs packed;
                 bool cupy_array = false;
-                pack(f.function->name(), f.function->param_types(), items_of(args), packed,
+                const Interop& in = interop();
+                pack(in, f.function->name(), f.function->param_types(), items_of(args), packed,
                      &cupy_array);
                 const Dim3 g = dim3_of(grid), b = dim3_of(block);
-                const CUstream s = stream_of(nb::none(), f.function->device_ordinal(), cupy_array);
+                const CUstream s =
+                    stream_of(in, nb::none(), f.function->device_ordinal(), cupy_array);
                 for (unsigned i = 0; i < count; ++i)
                     check(driver().cuLaunchKernel(f.function->handle(), g.x, g.y, g.z, b.x, b.y,
                                                   b.z, 0, s, packed.pointers.data(), nullptr),

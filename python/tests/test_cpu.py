@@ -181,6 +181,9 @@ class EngineWithoutDevice(unittest.TestCase):
         check = lambda *a: self.engine.check("rms_norm", "rms_norm_f32", *a)
         check(None, None, None, numpy.int32(64), numpy.int64(1024), numpy.float32(1e-6))
         check(None, None, None, numpy.uint16(64), numpy.bool_(True), numpy.float64(1e-6))
+        with self.assertRaises(kjit.LaunchError) as c:  # numpy.bool_ is the int 1: no float
+            check(None, None, None, 1, 2, numpy.bool_(True))
+        self.assertIn("parameter 5", str(c.exception))
         with self.assertRaises(kjit.LaunchError) as c:  # rows (an int) as a numpy float
             check(None, None, None, numpy.float32(64), 1024, 1e-6)
         self.assertIn("argument 3 is a 8-byte float but the kernel's parameter 3", str(c.exception))
@@ -323,23 +326,39 @@ class Tune(unittest.TestCase):
         self.assertIn("sweeps rms_norm, not conv1d", msg)
 
     def test_a_dtype_the_contract_lacks_is_refused(self):
-        msg = self.same_error_as_kjit_tune(kjit.ConfigError, "rms_norm",
-                                           {"sweep": self.SWEEP, "dtype": "f64"})
-        self.assertIn("f64", msg)
+        msg = self.same_error_as_kjit_tune(
+            kjit.ConfigError, "delta_rule",
+            {"sweep": os.path.join(ROOT, "kernel_src", "delta_rule.sweep.toml"), "dtype": "bf16"},
+            shapes="b=1,h=16,dk=64,dv=64")
+        self.assertIn("delta_rule has no dtype bf16", msg)
 
     @unittest.skipIf(kjit.device_available()[0], "a GPU is there")
     def test_without_a_gpu_it_fails_as_kjit_tune_does_and_records_nothing(self):
-        self.same_error_as_kjit_tune(kjit.Error, "rms_norm", {"sweep": self.SWEEP, "src": "kernel_src"})
+        msg = self.same_error_as_kjit_tune(kjit.Error, "rms_norm",
+                                           {"sweep": self.SWEEP, "src": "kernel_src"})
         with tempfile.TemporaryDirectory() as d:  # shapes as dicts are the same shapes
-            with self.assertRaises(kjit.Error):
+            with self.assertRaises(kjit.Error) as c:
                 kjit.tune("rms_norm", [{"rows": 1, "n": 4096}], sweep=self.SWEEP,
-                          table=os.path.join(d, "t.toml"))
+                          table=os.path.join(d, "t.toml"), src="kernel_src")
+            self.assertEqual(str(c.exception), msg)
             self.assertEqual(os.listdir(d), [])
+        with self.assertRaises(kjit.ConfigError) as c:  # a dict's key the contract lacks
+            kjit.tune("rms_norm", [{"rows": 1, "width": 4096}], sweep=self.SWEEP, table="t.toml")
+        self.assertIn("width", str(c.exception))
 
-    def test_the_table_defaults_to_the_project_files(self):
+    def test_the_table_and_the_sweep_default_to_the_project_files(self):
         with self.assertRaises(kjit.ConfigError) as c:  # kjit's kjit.toml names no `tuned`
-            kjit.tune("rms_norm", ["rows=1,n=4096"], sweep=self.SWEEP)
+            kjit.tune("rms_norm", ["rows=1,n=4096"], sweep=self.SWEEP, table=None)
         self.assertIn("needs a tuned table", str(c.exception))
+        self.assertFalse(os.path.exists("None"))
+        # No sweep file given: the project's sweep file of rms_norm is found (the lookup comes
+        # first and fails otherwise, as below), the table still missing.
+        with self.assertRaises(kjit.ConfigError) as c:
+            kjit.tune("rms_norm", ["rows=1,n=4096"])
+        self.assertIn("needs a tuned table", str(c.exception))
+        with self.assertRaises(kjit.ConfigError) as c:  # no sweep file of this kernel anywhere
+            kjit.tune("no_such_kernel", ["n=1"], table="t.toml")
+        self.assertIn("needs a sweep file of no_such_kernel", str(c.exception))
 
 
 if __name__ == "__main__":
