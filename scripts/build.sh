@@ -35,10 +35,11 @@ sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Pyth
 elif python3 -c 'import nanobind' 2>/dev/null ||
   python3 -m pip install -q --retries 1 --timeout 20 nanobind; then
   python_flags=(-DKJIT_PYTHON=ON "-DPython_EXECUTABLE=$(command -v python3)")
-  # NumPy for the module's tests of NumPy scalars and arrays (kjit needs none; they skip without).
-  python3 -c 'import numpy' 2>/dev/null ||
-    python3 -m pip install -q --retries 1 --timeout 20 numpy ||
-    echo "kjit: note: 'python3 -m pip install numpy' failed: its Python tests skip" >&2
+  # NumPy and pandas for the module's tests of NumPy scalars and arrays and of frame=True
+  # (kjit needs neither; those tests skip without them).
+  python3 -c 'import numpy, pandas' 2>/dev/null ||
+    python3 -m pip install -q --retries 1 --timeout 20 numpy pandas ||
+    echo "kjit: note: 'python3 -m pip install numpy pandas' failed: their Python tests skip" >&2
 else
   echo "kjit: note: 'python3 -m pip install nanobind' failed: the Python module is not built" >&2
 fi

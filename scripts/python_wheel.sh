@@ -12,9 +12,10 @@ python3 -m pip wheel . --no-deps -w "$out" -q
 python3 -m venv "$out/venv"
 "$out/venv/bin/python" -m pip install -q --no-index "$out"/kjit-*.whl
 echo "kjit: built and installed $(basename "$out"/kjit-*.whl) in $(( $(date +%s) - start )) s"
-# NumPy for the tests of NumPy scalars and arrays (kjit needs none; they skip without it).
-"$out/venv/bin/python" -m pip install -q --retries 1 --timeout 20 numpy ||
-  echo "kjit: note: numpy not installed in the test venv: its tests skip" >&2
+# NumPy and pandas for the tests of NumPy scalars and arrays and of frame=True (kjit needs
+# neither; those tests skip without them).
+"$out/venv/bin/python" -m pip install -q --retries 1 --timeout 20 numpy pandas ||
+  echo "kjit: note: numpy and pandas not installed in the test venv: their tests skip" >&2
 # PYTHONPATH unset: only the installed package can be imported (run.py says which it got).
 env -u PYTHONPATH KJIT_BUILD_DIR="$PWD/build" KJIT_CACHE_DIR="$PWD/$out/cache" \
   "$out/venv/bin/python" python/tests/run.py cpu

@@ -113,6 +113,11 @@ class EngineWithoutDevice(unittest.TestCase):
             self.assertTrue(r["entries"])
         names = {r["name"] for r in rows}
         self.assertLessEqual({"rms_norm", "rms_norm_prefill", "conv1d_update"}, names)
+        # The engine's sources and arch, as the verb prints and takes them.
+        self.assertIn(f"sources: {self.engine.sources}", err)
+        self.assertEqual(self.engine.sources, "--src kernel_src/")
+        self.assertEqual(self.engine.arch, "sm_90")
+        self.assertFalse(self.engine.has_device)
 
     def test_prepare_kernels_at_a_shape(self):
         rows = self.engine.prepare(
@@ -266,6 +271,17 @@ class Sweep(unittest.TestCase):
             self.assertEqual(r["error"], "", r)
             self.assertIn(r["variant"], out + err)
         self.assertEqual(sum(r["baseline"] for r in got["rows"]), 1)
+
+    def test_a_frame_holds_the_rows(self):
+        try:
+            import pandas
+        except ImportError:
+            self.skipTest("pandas is not installed")
+        rows = kjit.sweep("kernel_src/rms_norm.sweep.toml", dry_run=True, src="kernel_src")["rows"]
+        frame = kjit.sweep("kernel_src/rms_norm.sweep.toml", dry_run=True, src="kernel_src",
+                           frame=True)
+        self.assertIsInstance(frame, pandas.DataFrame)
+        self.assertEqual(list(frame["variant"]), [r["variant"] for r in rows])
 
     def test_a_user_project_sweeps_its_own_contract(self):
         # examples/splitk_app: its kjit.toml names its kernels and contract files; twice, to

@@ -132,6 +132,35 @@ class Torch(unittest.TestCase):
         with self.assertRaises(kjit.ConfigError):
             self.fn((1, 2, 3, 4), 256, x, w, y2, 1, x.shape[1], 1e-6)
 
+    def test_a_function_describes_its_entry_point(self):
+        want = kjit.compile("rms_norm", {"RMS_BLOCK": "256"}, arch=self.engine.arch,
+                            src=os.path.join(ROOT, "kernel_src"))["entries"]["rms_norm_f32"]
+        self.assertEqual(self.fn.param_types, want)
+        self.assertEqual(self.fn.max_threads_per_block, 256)  # __launch_bounds__(RMS_BLOCK)
+        self.assertGreater(self.fn.registers, 0)
+        self.assertIn("rms_norm", self.fn.name)
+        self.assertIn("RMS_BLOCK=256", self.fn.variant)
+        self.assertTrue(self.engine.has_device)
+        self.assertRegex(self.engine.arch, r"^sm_\d+$")
+
+    def test_tune_gives_a_frame_without_the_sweeps(self):
+        try:
+            import pandas
+        except ImportError:
+            self.skipTest("pandas is not installed")
+        with tempfile.TemporaryDirectory() as d:
+            sweep = os.path.join(d, "s.sweep.toml")
+            with open(sweep, "w") as f:
+                f.write('kernel = "rms_norm"\n[sweep]\nRMS_BLOCK = [128, 256]\n[check]\n'
+                        'mode = "digest"\n[bench]\nwarmup = 1\nreps = 3\n')
+            frame = kjit.tune("rms_norm", ["rows=1,n=1024"], sweep=sweep,
+                              table=os.path.join(d, "t.toml"),
+                              src=os.path.join(ROOT, "kernel_src"), frame=True)
+        self.assertIsInstance(frame, pandas.DataFrame)
+        self.assertEqual(len(frame), 1)
+        self.assertNotIn("sweep", frame.columns)
+        self.assertIn(frame["defines"][0]["RMS_BLOCK"], ("128", "256"))
+
     def test_the_benchmark_floor_launches_the_same_kernel(self):
         x, w, y = self.inputs()
         y2 = torch.zeros_like(y)
