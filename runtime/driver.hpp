@@ -84,6 +84,9 @@ class NoDeviceError : public Error {
     X(cuGraphLaunch, 10000)                                                                      \
     X(cuGraphExecDestroy, 10000)                                                                 \
     X(cuGraphDestroy, 10000)                                                                     \
+    X(cuStreamGetCaptureInfo, 12030)                                                             \
+    X(cuGraphKernelNodeGetParams, 12000)                                                         \
+    X(cuGraphExecKernelNodeSetParams, 12000)                                                     \
     X(cuOccupancyMaxActiveClusters, 11070)
 
 /// The driver's entry points, taken with cuGetProcAddress from a dlopen'ed libcuda.so.1.
