@@ -20,6 +20,7 @@
 // A thread per (batch, channel), the same chain of fused multiply-adds as the sequence
 // kernel's: conv1d over T + 1 steps gives the bits of conv1d over T steps and one update.
 #include "common.cuh"
+#include "pdl.cuh"
 
 #ifndef CONV_TILE
 #define CONV_TILE 16 // time steps per thread: a multiple of 4
@@ -287,11 +288,13 @@ __device__ __forceinline__ void conv1d_update_one(const T* __restrict__ x, const
 extern "C" __global__ void __launch_bounds__(CONV_BLOCK)
     conv1d_update_f32(const float* x, const float* w, const float* bias, float* state, float* y,
                       int batch, int channels) {
+    pdl_chain_step();
     conv1d_update_one(x, w, bias, state, y, batch, channels);
 }
 
 extern "C" __global__ void __launch_bounds__(CONV_BLOCK)
     conv1d_update_bf16(const bf16* x, const bf16* w, const bf16* bias, bf16* state, bf16* y,
                        int batch, int channels) {
+    pdl_chain_step();
     conv1d_update_one(x, w, bias, state, y, batch, channels);
 }

@@ -7,6 +7,8 @@
 // column j = blockIdx.x * DR_BV + x and rows [y R, (y + 1) R), R = DK / DR_KSPLIT, in registers.
 // Each column is computed alone, its DR_KSPLIT partial dot products summed in one fixed order:
 // the bits depend on DR_KSPLIT, never on DR_BV (the value tile is free to tune).
+#include "pdl.cuh"
+
 #ifndef DR_BV
 #define DR_BV 32 // columns per block (the value tile)
 #endif
@@ -22,6 +24,7 @@ extern "C" __global__ void __launch_bounds__(DR_BV * DR_KSPLIT)
                       const float* __restrict__ v, const float* __restrict__ g,
                       const float* __restrict__ beta, float* __restrict__ state,
                       float* __restrict__ o, int dk, int dv, float scale) {
+    pdl_chain_step();
     constexpr int kRows = DR_MAX_DK / DR_KSPLIT;
     __shared__ float partial[DR_KSPLIT][DR_BV];
     const int bh = blockIdx.y;

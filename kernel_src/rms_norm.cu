@@ -9,6 +9,7 @@
 // 16-byte loads only how a chunk is read: every block width and both load paths give the
 // same bits. A wider RMS_WIDTH regroups the sum and changes them.
 #include "common.cuh"
+#include "pdl.cuh"
 
 #ifndef RMS_BLOCK
 #define RMS_BLOCK 256 // threads per block; must divide RMS_WIDTH
@@ -174,11 +175,13 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
 extern "C" __global__ void __launch_bounds__(RMS_BLOCK)
     rms_norm_f32(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
                  int rows, int n, float eps) {
+    pdl_chain_step();
     rms_norm_rows(x, w, y, rows, n, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(RMS_BLOCK)
     rms_norm_bf16(const bf16* __restrict__ x, const bf16* __restrict__ w, bf16* __restrict__ y,
                   int rows, int n, float eps) {
+    pdl_chain_step();
     rms_norm_rows(x, w, y, rows, n, eps);
 }

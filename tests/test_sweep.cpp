@@ -29,6 +29,7 @@ void write_user_tree(const std::filesystem::path& dir) {
     fs::create_directories(dir / "kernels");
     fs::copy_file(KJIT_SOURCE_DIR "/kernel_src/rms_norm.cu", dir / "kernels" / "my_rms_norm.cu");
     fs::copy_file(KJIT_SOURCE_DIR "/kernel_src/common.cuh", dir / "kernels" / "common.cuh");
+    fs::copy_file(KJIT_SOURCE_DIR "/kernel_src/pdl.cuh", dir / "kernels" / "pdl.cuh");
     std::ofstream(dir / "inline.toml") << R"toml(kernel = "my_rms_norm"
 [shape]
 rows = 64
