@@ -220,7 +220,7 @@ TEST_CASE("kjit fresh names stale and new and missing sources of this kjit and o
     std::ofstream(src / "rms_norm.cu", std::ios::app) << "// edited\n";
     std::ofstream(src / "scan.cu") << "// new kernel\n";
     std::filesystem::remove(src / "common.cuh");
-    for (const std::string binary : {std::string(), " --binary " + std::string(KJIT_BINARY)}) {
+    for (const std::string& binary : {std::string(), " --binary " + std::string(KJIT_BINARY)}) {
         r = run_kjit("fresh --src " + src.string() + binary);
         CHECK(r.code == 1);
         CHECK(contains(r.out, "stale    " + (src / "rms_norm.cu").string()));
