@@ -2,7 +2,7 @@
 // the same function (A B B A, per-rep numbers, ratio), and the GPU time per kernel of 100
 // launches on a stream against the same 100 captured in a CUDA graph.
 // Usage: bench_launch [--pairs 3] [--batch 500] [--batches 200]
-#include "jit/compiler.hpp"
+#include "bench/bench_support.hpp"
 #include "runtime/buffer.hpp"
 #include "runtime/context.hpp"
 #include "runtime/launch.hpp"
@@ -18,6 +18,8 @@
 #include <vector>
 
 using namespace kjit;
+using kjit::bench::median;
+using kjit::bench::spread;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -26,16 +28,6 @@ constexpr const char* kSource = R"(extern "C" __global__ void empty_k(int n, con
     if (n < 0 && p) asm volatile("trap;");
 }
 )";
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
-double spread(std::vector<double> v) { // (max - min) / median
-    std::sort(v.begin(), v.end());
-    return (v.back() - v.front()) / v[v.size() / 2];
-}
 
 } // namespace
 
@@ -51,11 +43,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     const Context ctx(Device::get(0));
-    SourceSet set;
-    set.add({"empty.cu", "bench/empty.cu", kSource, hash128(kSource), 0});
-    CompileOptions o;
-    o.arch = ctx.device().arch();
-    const Module m = Module::load(ctx, compile(set, "empty", o).cubin, "empty");
+    const Module m = bench::load_source(ctx, "empty", kSource);
     const Function f = m.function("empty_k");
     DeviceBuffer buf(1024);
     const CUdeviceptr p = buf.ptr();

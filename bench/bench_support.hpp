@@ -1,7 +1,11 @@
 #pragma once
-// What the compile-cache benchmarks share (bench_cache, bench_remote): timing, a median, a
-// scratch directory, and compile requests no cache has seen.
+// What the benchmarks share: timing, a median and a spread, a scratch directory, compile
+// requests no cache has seen (bench_cache, bench_remote) and a one-file kernel loaded
+// (bench_launch, bench_plan).
 #include "jit/compile_cache.hpp"
+#include "jit/compiler.hpp"
+#include "runtime/context.hpp"
+#include "runtime/module.hpp"
 
 #include <stdlib.h>
 
@@ -25,6 +29,21 @@ inline double ms_since(Clock::time_point t) {
 inline double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.empty() ? 0 : v[v.size() / 2];
+}
+
+/// (max - min) / median: how far the samples a median comes from stray.
+inline double spread(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : (v.back() - v.front()) / v[v.size() / 2];
+}
+
+/// `source`, one file of kernels, compiled for `ctx`'s device and loaded as module `name`.
+inline Module load_source(const Context& ctx, const std::string& name, const std::string& source) {
+    SourceSet set;
+    set.add({name + ".cu", "bench/" + name + ".cu", source, hash128(source), 0});
+    CompileOptions o;
+    o.arch = ctx.device().arch();
+    return Module::load(ctx, compile(set, name, o).cubin, name);
 }
 
 /// A fresh directory under the temp directory, removed with everything in it.

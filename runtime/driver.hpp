@@ -65,6 +65,10 @@ class NoDeviceError : public Error {
     X(cuMemFree, 3020)                                                                           \
     X(cuMemcpyHtoD, 3020)                                                                        \
     X(cuMemcpyDtoH, 3020)                                                                        \
+    X(cuMemcpyHtoDAsync, 3020)                                                                   \
+    X(cuMemHostAlloc, 2020)                                                                      \
+    X(cuMemFreeHost, 2000)                                                                       \
+    X(cuStreamBatchMemOp, 11070)                                                                 \
     X(cuMemsetD8, 3020)                                                                          \
     X(cuMemsetD32, 3020)                                                                         \
     X(cuStreamCreate, 2000)                                                                      \
@@ -73,6 +77,7 @@ class NoDeviceError : public Error {
     X(cuEventCreate, 2000)                                                                       \
     X(cuEventDestroy, 4000)                                                                      \
     X(cuEventRecord, 2000)                                                                       \
+    X(cuEventRecordWithFlags, 11010)                                                             \
     X(cuEventSynchronize, 2000)                                                                  \
     X(cuEventElapsedTime, 2000)                                                                  \
     X(cuMemcpyDtoD, 3020)                                                                        \
@@ -85,7 +90,7 @@ class NoDeviceError : public Error {
     X(cuGraphExecDestroy, 10000)                                                                 \
     X(cuGraphDestroy, 10000)                                                                     \
     X(cuStreamGetCaptureInfo, 12030)                                                             \
-    X(cuGraphKernelNodeGetParams, 12000)                                                         \
+    X(cuGraphNodeGetType, 10000)                                                                 \
     X(cuGraphExecKernelNodeSetParams, 12000)                                                     \
     X(cuOccupancyMaxActiveClusters, 11070)
 

@@ -108,10 +108,16 @@ std::size_t launch_observer_count() {
 
 namespace detail {
 
-ObserverList launch_enter(const Function& function, const LaunchConfig& config) {
+namespace {
+ObserverList started_snapshot() {
     if (g_launch_hooks.load(std::memory_order_relaxed) & kUnstarted)
         start_environment_observers();
-    ObserverList observers = snapshot();
+    return snapshot();
+}
+} // namespace
+
+ObserverList launch_enter(const Function& function, const LaunchConfig& config) {
+    ObserverList observers = started_snapshot();
     if (observers)
         for (const auto& o : *observers)
             o->launch_enter(function, config);
@@ -123,6 +129,20 @@ void launch_exit(const ObserverList& observers, const Function& function,
     if (observers)
         for (const auto& o : *observers)
             o->launch_exit(function, config);
+}
+
+ObserverList plan_enter(std::span<const PlannedLaunch> steps) {
+    ObserverList observers = started_snapshot();
+    if (observers)
+        for (const auto& o : *observers)
+            o->plan_enter(steps);
+    return observers;
+}
+
+void plan_exit(const ObserverList& observers, std::span<const PlannedLaunch> steps) {
+    if (observers)
+        for (const auto& o : *observers)
+            o->plan_exit(steps);
 }
 
 void context_release(CUcontext context) noexcept {

@@ -6,12 +6,20 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace kjit {
 
 class Function;
 struct LaunchConfig;
+
+/// One kernel of a launch plan's replay (runtime/plan.hpp): its function and configuration,
+/// the replay's stream in it.
+struct PlannedLaunch {
+    const Function* function;
+    const LaunchConfig* config;
+};
 
 /// Watches launches (as Triton's launch enter/exit hooks): the launch ledger is one. Calls come
 /// on the launching thread, from any number of threads at once.
@@ -22,6 +30,17 @@ class LaunchObserver {
     virtual void launch_enter(const Function& function, const LaunchConfig& config) = 0;
     /// The driver queued the launch on `config.stream` (not called when the launch failed).
     virtual void launch_exit(const Function& function, const LaunchConfig& config) = 0;
+    /// A launch plan is about to replay `steps` as one graph (its launches were checked when
+    /// it was recorded; recording reports nothing). By default each step is a launch_enter.
+    virtual void plan_enter(std::span<const PlannedLaunch> steps) {
+        for (const PlannedLaunch& s : steps)
+            launch_enter(*s.function, *s.config);
+    }
+    /// The replay is queued. By default each step is a launch_exit.
+    virtual void plan_exit(std::span<const PlannedLaunch> steps) {
+        for (const PlannedLaunch& s : steps)
+            launch_exit(*s.function, *s.config);
+    }
     /// A primary context is about to be released: work and events of `context` die with it.
     virtual void context_release(CUcontext context) noexcept { (void)context; }
 };
@@ -64,6 +83,9 @@ ObserverList launch_enter(const Function& function, const LaunchConfig& config);
 /// Calls launch_exit on `observers` (the list launch_enter returned) once the launch is queued.
 void launch_exit(const ObserverList& observers, const Function& function,
                  const LaunchConfig& config);
+/// plan_enter / plan_exit of every observer, as launch_enter / launch_exit for one launch.
+ObserverList plan_enter(std::span<const PlannedLaunch> steps);
+void plan_exit(const ObserverList& observers, std::span<const PlannedLaunch> steps);
 /// Tells every observer that `context` is about to be released.
 void context_release(CUcontext context) noexcept;
 } // namespace detail

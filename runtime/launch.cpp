@@ -291,10 +291,9 @@ void Function::check_config(const LaunchConfig& c) const {
     }
 }
 
-void Function::launch_packed(const LaunchConfig& config, void** params,
-                             std::span<const std::size_t> sizes,
-                             std::span<const std::size_t> aligns, const void* signature,
-                             std::span<const ArgKind> kinds) const {
+void Function::check_packed(const LaunchConfig& config, std::span<const std::size_t> sizes,
+                            std::span<const std::size_t> aligns, const void* signature,
+                            std::span<const ArgKind> kinds) const {
     if (state_->checked_signature.load(std::memory_order_acquire) != signature) {
         std::lock_guard lock(state_->mutex);
         check_arguments(config, sizes, aligns);
@@ -302,6 +301,13 @@ void Function::launch_packed(const LaunchConfig& config, void** params,
         state_->checked_signature.store(signature, std::memory_order_release);
     }
     check_config(config);
+}
+
+void Function::launch_packed(const LaunchConfig& config, void** params,
+                             std::span<const std::size_t> sizes,
+                             std::span<const std::size_t> aligns, const void* signature,
+                             std::span<const ArgKind> kinds) const {
+    check_packed(config, sizes, aligns, signature, kinds);
     if (detail::launch_hooks_armed()) [[unlikely]] {
         const detail::ObserverList observers = detail::launch_enter(*this, config);
         queue(config, params);

@@ -134,6 +134,11 @@ class Function {
     [[nodiscard]] std::string context(const LaunchConfig& config) const;
 
   private:
+    friend class Plan; // records checked launches, reported to the hooks at each replay
+    /// launch_packed's checks: the argument types once per signature, the configuration always.
+    void check_packed(const LaunchConfig& config, std::span<const std::size_t> sizes,
+                      std::span<const std::size_t> aligns, const void* signature,
+                      std::span<const ArgKind> kinds) const;
     /// Hands the launch to the driver.
     void queue(const LaunchConfig& config, void** params) const;
     void check_config(const LaunchConfig& config) const;

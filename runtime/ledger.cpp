@@ -31,9 +31,16 @@ class Ledger::Observer final : public LaunchObserver {
   public:
     explicit Observer(Ledger& ledger) : ledger_(ledger) {}
     void launch_enter(const Function& function, const LaunchConfig& config) override {
-        ledger_.enter(function, config);
+        ledger_.enter(function, config, true);
     }
     void launch_exit(const Function&, const LaunchConfig& config) override { ledger_.exit(config); }
+    /// A plan's kernels run as one graph: each is recorded, none timed (events around each
+    /// step would bracket the whole replay).
+    void plan_enter(std::span<const PlannedLaunch> steps) override {
+        for (const PlannedLaunch& s : steps)
+            ledger_.enter(*s.function, *s.config, false);
+    }
+    void plan_exit(std::span<const PlannedLaunch>) override {}
     void context_release(CUcontext) noexcept override {
         try {
             ledger_.resolve(); // the ledger's events die with the context
@@ -89,7 +96,7 @@ bool Ledger::recording() const {
     return hook_.registered();
 }
 
-void Ledger::enter(const Function& f, const LaunchConfig& c) {
+void Ledger::enter(const Function& f, const LaunchConfig& c, bool timed) {
     LedgerRecord r;
     r.kernel = f.name();
     r.variant = f.variant();
@@ -104,7 +111,7 @@ void Ledger::enter(const Function& f, const LaunchConfig& c) {
     std::lock_guard lock(mutex_);
     records_.push_back(std::move(r));
     t_open = kNoRecord;
-    if (timing_) {
+    if (timing_ && timed) {
         pending_.push_back(std::make_unique<Timing>(Timing{records_.size() - 1, Event(), Event()}));
         pending_.back()->start.record(c.stream);
         t_open = records_.size() - 1;

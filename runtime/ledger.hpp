@@ -25,7 +25,8 @@ struct LedgerRecord {
 };
 
 /// Every launch of the process, when recording is on (KJIT_LEDGER=1, or enable()): kernel,
-/// variant, geometry, registers and, with timing (KJIT_LEDGER_TIMING=1), event time. It is a
+/// variant, geometry, registers and, with timing (KJIT_LEDGER_TIMING=1), event time. A launch
+/// plan's replay records each of its kernels, untimed (a graph runs them as one). It is a
 /// launch observer (runtime/hooks.hpp): off, it is not registered and costs a launch nothing.
 class Ledger {
   public:
@@ -52,7 +53,7 @@ class Ledger {
     class Observer;
     struct Timing;
     Ledger();
-    void enter(const Function& function, const LaunchConfig& config);
+    void enter(const Function& function, const LaunchConfig& config, bool timed);
     void exit(const LaunchConfig& config);
     bool from_environment_ = false;
     mutable std::mutex mutex_;

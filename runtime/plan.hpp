@@ -3,11 +3,13 @@
 // (a decode step's tens of small kernels pay one graph launch, not one launch each), with
 // programmatic edges where a step opts into PDL and arguments updated in place between replays.
 
+#include "runtime/buffer.hpp"
 #include "runtime/graph.hpp"
 #include "runtime/launch.hpp"
 
 #include <cstddef>
 #include <cstring>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -31,19 +33,37 @@ class Plan {
 
     /// Records every step into a graph (capturing `stream`, which must be idle of other work)
     /// and instantiates it. A refused step is a LaunchError that names it ("step 3 of 64: ...");
-    /// nothing is left recorded then.
+    /// nothing is left recorded then. Recording reports nothing to the launch hooks: each
+    /// replay reports every step (LaunchObserver::plan_enter).
     void record(CUstream stream);
 
     /// Replays the recorded chain on `stream` (record() first).
     void launch(CUstream stream) const;
 
+    /// The largest step block, in bytes.
+    static constexpr std::size_t kMaxStepBlock = 2048;
+    /// The step block: `bytes` (a multiple of 8, up to kMaxStepBlock) of device memory,
+    /// allocated once, that the plan's kernels take as an argument and read what changes from
+    /// one replay to the next from (positions, lengths, which buffer of a pair). A decode step
+    /// then writes one small block, not every kernel node: launch(stream, block) writes it
+    /// first. The address is fixed for the plan's life; asking again with another size is a
+    /// ConfigError. When the steps' buffers themselves move, set_args is the way.
+    CUdeviceptr step_block(std::size_t bytes);
+    /// Writes `block` (the step block's size) into the step block on `stream`, then replays:
+    /// stream-ordered, so a replay queued before still reads the values it was queued with.
+    void launch(CUstream stream, std::span<const std::byte> block) const;
+
     /// Changes step `i`'s arguments for the replays that follow, in the recorded graph (no
-    /// re-recording). The argument types must be the ones the step was added with.
+    /// re-recording: one cuGraphExecKernelNodeSetParams, no allocation). The argument types
+    /// must be the ones the step was added with.
     template <class... Args> void set_args(std::size_t i, const Args&... args) {
-        Step s{
-            step(i).function, step(i).config, {}, {}, {}, {}, {}, &detail::signature_tag<Args...>};
-        (s.put(args, detail::arg_kind<Args>()), ...);
-        update(i, std::move(s));
+        const Step& st = step(i);
+        if (st.signature != &detail::signature_tag<Args...>)
+            refuse(i, "set_args takes the argument types the step was added with");
+        scratch_.assign(st.bytes.begin(), st.bytes.end());
+        std::size_t k = 0;
+        (std::memcpy(scratch_.data() + st.offsets[k++], &args, sizeof(Args)), ...);
+        commit_args(i);
     }
 
     /// Changes step `i`'s grid, block and dynamic shared memory in the recorded graph; the
@@ -78,17 +98,24 @@ class Plan {
             aligns.push_back(alignof(T));
             kinds.push_back(kind);
         }
-        /// One pointer per argument into `bytes` (valid while the step is unchanged).
-        [[nodiscard]] std::vector<void*> params();
     };
     [[nodiscard]] Step& step(std::size_t i);
-    void update(std::size_t i, Step replacement);
+    /// A LaunchError about step `i`.
+    [[noreturn]] void refuse(std::size_t i, const std::string& why) const;
+    /// Makes scratch_ (step `i`'s argument bytes, laid out as its own) the step's arguments.
+    void commit_args(std::size_t i);
+    /// Points step `i`'s kernel node in the instantiated graph at the argument bytes `bytes`
+    /// (laid out as the step's) and `config`'s grid, block and shared memory.
+    void write_node(std::size_t i, std::byte* bytes, const LaunchConfig& config);
     /// "step I of N (kernel K)", the context of every error about a step.
     [[nodiscard]] std::string where(std::size_t i) const;
 
     std::vector<Step> steps_;
     Graph graph_;
     std::vector<CUgraphNode> nodes_;
+    DeviceBuffer step_block_; ///< empty until step_block()
+    std::vector<std::byte> scratch_; ///< set_args' new argument bytes
+    std::vector<void*> pointers_;    ///< one pointer per argument, for the driver
     bool recorded_ = false;
 };
 

@@ -1,6 +1,6 @@
 #pragma once
 // The kernels the launch and hook tests run: PDL producer and consumer (with kjit's pdl.cuh),
-// a cluster-rank writer and an empty kernel, compiled for the context's device.
+// a cluster-rank writer, an empty kernel and a step-block reader, compiled for the context's device.
 
 #include "jit/compiler.hpp"
 #include "jit/hash.hpp"
@@ -28,6 +28,11 @@ extern "C" __global__ void cluster_rank(unsigned* out) {
     if (threadIdx.x == 0) out[blockIdx.x] = r;
 }
 extern "C" __global__ void empty() {}
+// A plan's step block: block[0] picks the input of a pair, block[1] is added; out accumulates.
+extern "C" __global__ void pick(const int* block, const int* a, const int* b, int* out, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] += (block[0] ? b : a)[i] + block[1];
+}
 )";
 
 /// The test kernels (with kjit's pdl.cuh) loaded into `ctx`.

@@ -1,15 +1,22 @@
 // Launch plans (runtime/plan.hpp): a chain recorded once and replayed as a CUDA graph, with and
 // without programmatic edges, its arguments and geometry updated in place; every output compared
 // bit for bit with the same launches issued one by one.
+#include "bench/decode_chain.hpp"
 #include "runtime/buffer.hpp"
 #include "runtime/context.hpp"
+#include "runtime/hooks.hpp"
+#include "runtime/ledger.hpp"
 #include "runtime/plan.hpp"
 #include "runtime/stream.hpp"
+#include "tuning/bench.hpp"
 #include "tests/launch_kernels.hpp"
 #include "tests/support.hpp"
 
 #include <doctest/doctest.h>
 
+#include <array>
+#include <atomic>
+#include <cstring>
 #include <vector>
 
 using namespace kjit;
@@ -146,5 +153,179 @@ TEST_CASE("a plan's arguments and geometry change in place and its mistakes name
     CHECK_THROWS_AS(bad.launch(s.handle()), ConfigError);
     plan.launch(s.handle());
     s.synchronize();
+}
+
+TEST_CASE("the decode chain of kjit's kernels replays bit for bit as its launches one by one") {
+    KJIT_REQUIRE_DEVICE();
+    const Context ctx(Device::get(0));
+    Stream s;
+    for (const int kernels : {8, 16, 32, 64}) {
+        bench::DecodeChain chain(ctx, kernels);
+        for (const bool pdl : {false, true}) {
+            CAPTURE(kernels);
+            CAPTURE(pdl);
+            // Two decode steps each way from the same start: states carry over between them.
+            chain.reset();
+            for (int step = 0; step < 2; ++step)
+                chain.issue(pdl, s.handle(), nullptr);
+            s.synchronize();
+            const auto one_by_one = chain.results();
+            chain.reset();
+            Plan plan;
+            chain.issue(pdl, nullptr, &plan);
+            REQUIRE(plan.size() == std::size_t(kernels));
+            plan.record(s.handle());
+            for (int step = 0; step < 2; ++step)
+                plan.launch(s.handle());
+            s.synchronize();
+            const auto replayed = chain.results();
+            REQUIRE(replayed.size() == one_by_one.size());
+            for (std::size_t i = 0; i < replayed.size(); ++i) {
+                CAPTURE(i);
+                REQUIRE(replayed[i].size() == one_by_one[i].size());
+                CHECK(std::memcmp(replayed[i].data(), one_by_one[i].data(),
+                                  replayed[i].size() * sizeof(float)) == 0);
+            }
+            // The step computed something: a finite output that is not all zero.
+            bool finite = true, nonzero = false;
+            for (const float v : replayed.back()) {
+                finite = finite && std::isfinite(v);
+                nonzero = nonzero || v != 0;
+            }
+            CHECK(finite);
+            CHECK(nonzero);
+        }
+    }
+}
+
+namespace {
+/// Counts what the hooks report.
+struct Counter final : LaunchObserver {
+    std::atomic<int> enters{0}, exits{0};
+    void launch_enter(const Function&, const LaunchConfig&) override { ++enters; }
+    void launch_exit(const Function&, const LaunchConfig&) override { ++exits; }
+};
+/// Counts plan replays and leaves the steps to the default (each a launch_enter/exit).
+struct PlanCounter final : LaunchObserver {
+    std::atomic<int> enters{0}, plans{0};
+    CUstream stream = nullptr;
+    void launch_enter(const Function&, const LaunchConfig& c) override {
+        ++enters;
+        stream = c.stream;
+    }
+    void launch_exit(const Function&, const LaunchConfig&) override {}
+    void plan_enter(std::span<const PlannedLaunch> steps) override {
+        ++plans;
+        LaunchObserver::plan_enter(steps);
+    }
+};
+} // namespace
+
+TEST_CASE("launch hooks and the ledger see every step of a plan at each replay and none at its "
+          "recording") {
+    KJIT_REQUIRE_DEVICE();
+    const Context ctx(Device::get(0));
+    const Module m = load_test_kernels(ctx);
+    const Function produce = m.function("produce"), consume = m.function("consume");
+    Stream s;
+    DeviceBuffer a(kN * 4), b(kN * 4);
+    Plan plan;
+    chain(produce, consume, a, b, 6, true, &plan, nullptr);
+    auto counter = std::make_shared<Counter>();
+    auto plans = std::make_shared<PlanCounter>();
+    LaunchHook hook(counter), plan_hook(plans);
+    plan.record(s.handle());
+    CHECK(counter->enters == 0); // recorded, not launched
+    plan.launch(s.handle());
+    plan.launch(s.handle());
+    s.synchronize();
+    CHECK(counter->enters == 12);
+    CHECK(counter->exits == 12);
+    CHECK(plans->plans == 2);
+    CHECK(plans->enters == 12);
+    CHECK(plans->stream == s.handle()); // the replay's stream, not the one the steps were added with
+
+    // The ledger records each step, untimed (a graph runs them as one), and times a launch.
+    Ledger& ledger = Ledger::instance();
+    const std::size_t before = ledger.records().size();
+    ledger.enable(true);
+    plan.launch(s.handle());
+    produce.launch(geometry(false) /* legacy stream */, a.ptr(), kN, 1);
+    s.synchronize();
+    ledger.disable();
+    const auto records = ledger.records();
+    REQUIRE(records.size() == before + 7);
+    for (std::size_t i = before; i < before + 6; ++i) {
+        CHECK(records[i].kernel == (i % 2 == before % 2 ? "produce" : "consume"));
+        CHECK(records[i].ms == -1);
+        CHECK(records[i].grid.x == kN / 128);
+    }
+    CHECK(records.back().kernel == "produce");
+    CHECK(records.back().ms >= 0);
+}
+
+TEST_CASE("a plan's step block changes what every replay reads with one copy") {
+    KJIT_REQUIRE_DEVICE();
+    const Context ctx(Device::get(0));
+    const Module m = load_test_kernels(ctx);
+    const Function pick = m.function("pick");
+    Stream s;
+    const std::vector<int> av(kN, 100), bv(kN, 200);
+    const DeviceBuffer a = DeviceBuffer::from<int>(av), b = DeviceBuffer::from<int>(bv);
+    DeviceBuffer out(kN * 4);
+    Plan plan;
+    const CUdeviceptr block = plan.step_block(2 * sizeof(int));
+    CHECK(plan.step_block(2 * sizeof(int)) == block); // the same block, once allocated
+    CHECK_THROWS_AS(plan.step_block(16), ConfigError);
+    CHECK_THROWS_WITH_AS(Plan().step_block(12), doctest::Contains("a multiple of 8 bytes"),
+                         ConfigError);
+    plan.add(pick, geometry(false), block, a.ptr(), b.ptr(), out.ptr(), kN);
+    plan.record(s.handle());
+    for (const auto& [which, add] : std::vector<std::array<int, 2>>{{0, 1}, {1, 5}, {0, 7}}) {
+        out.fill_bytes(0);
+        const std::array<int, 2> host{which, add};
+        plan.launch(s.handle(), std::as_bytes(std::span(host)));
+        s.synchronize();
+        CHECK(out.to_vector<int>()[kN - 1] == (which ? 200 : 100) + add);
+    }
+    // Replays queued back to back each read their own block (stream-ordered copies): the
+    // accumulated output is the sum of all three.
+    out.fill_bytes(0);
+    for (int i = 0; i < 3; ++i) {
+        const std::array<int, 2> host{i % 2, i};
+        plan.launch(s.handle(), std::as_bytes(std::span(host)));
+    }
+    s.synchronize();
+    CHECK(out.to_vector<int>()[3] == (100 + 0) + (200 + 1) + (100 + 2));
+    const std::array<int, 3> wrong{};
+    CHECK_THROWS_AS(plan.launch(s.handle(), std::as_bytes(std::span(wrong))), ConfigError);
+    Plan none;
+    none.add(pick, geometry(false), block, a.ptr(), b.ptr(), out.ptr(), kN);
+    none.record(s.handle());
+    CHECK_THROWS_WITH_AS(none.launch(s.handle(), std::as_bytes(std::span(wrong))),
+                         doctest::Contains("no step block"), ConfigError);
+}
+
+TEST_CASE("kjit's bench times a plan's replays as it times launches") {
+    KJIT_REQUIRE_DEVICE();
+    const Context ctx(Device::get(0));
+    bench::DecodeChain chain(ctx, 8);
+    Plan plan;
+    chain.issue(true, nullptr, &plan);
+    BenchOptions options;
+    options.warmup = 2;
+    options.reps = 7;
+    options.flush_l2 = true; // a decode step's weights and states cold, as between steps
+    Bench b(ctx.device(), options);
+    plan.record(b.stream());
+    const Stats replay = b.run([&](CUstream s) { plan.launch(s); });
+    CHECK(replay.samples.size() == 7);
+    CHECK(replay.min > 0);
+    // The same launches one by one, on the bench's stream.
+    const Stats stream = b.run([&](CUstream s) { chain.issue(true, s, nullptr); });
+    CHECK(stream.samples.size() == 7);
+    CHECK(stream.min > 0);
+    MESSAGE("8-kernel decode step, cold L2: plan " << replay.median * 1000 << " us, stream "
+                                                   << stream.median * 1000 << " us");
 }
 } // TEST_SUITE
