@@ -30,9 +30,10 @@ void print_recorded(const std::filesystem::path& table, const TunedEntry& entry,
 
 void record_winner(const std::filesystem::path& table, const SweepSpec& spec,
                    const SweepResult& result) {
-    const TunedEntry entry = tuned_entry(spec, result);
+    const TunedPick pick = tuned_pick(result);
+    const TunedEntry entry = tuned_entry(spec, result, pick);
     record_entry(table, entry);
-    print_recorded(table, entry, tuned_pick(result).note);
+    print_recorded(table, entry, pick.note);
 }
 
 namespace {

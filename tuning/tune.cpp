@@ -87,8 +87,9 @@ std::vector<TunedShape> run_tune(TunePlan& plan, const SweepOptions& options,
         t.shape = shape;
         t.result = run_sweep(plan.spec, options);
         t.failed = failed_rows(t.result, false);
-        t.entry = tuned_entry(plan.spec, t.result);
-        t.note = tuned_pick(t.result).note;
+        const TunedPick pick = tuned_pick(t.result);
+        t.entry = tuned_entry(plan.spec, t.result, pick);
+        t.note = pick.note;
         record_entry(plan.table, t.entry);
         if (on_shape)
             on_shape(t);

@@ -34,20 +34,20 @@ std::string percent(double x) {
 } // namespace
 
 TunedPick tuned_pick(const SweepResult& result) {
-    const SweepRow* base = nullptr;
+    const SweepRow* baseline = nullptr; // the baseline row, run or not
     std::vector<const SweepRow*> passed;
     for (const SweepRow& row : result.rows) {
-        if (!row_passed(row))
-            continue;
         if (row.variant.baseline)
-            base = &row;
-        passed.push_back(&row);
+            baseline = &row;
+        if (row_passed(row))
+            passed.push_back(&row);
     }
+    const SweepRow* base = baseline && row_passed(*baseline) ? baseline : nullptr;
     std::stable_sort(passed.begin(), passed.end(), [](const SweepRow* a, const SweepRow* b) {
         return a->stats.median < b->stats.median;
     });
     if (passed.empty() || !base || passed.front() == base || base->stats.median <= 0)
-        return {passed.empty() ? nullptr : passed.front(), {}};
+        return {passed.empty() ? nullptr : passed.front(), baseline, {}};
     // The standard error of a median, from the interquartile range (normal samples:
     // 1.2533 sigma / sqrt(n), sigma = IQR / 1.349); the noise of a difference of two medians is
     // twice its standard error, and at least 1 %.
@@ -63,24 +63,21 @@ TunedPick tuned_pick(const SweepResult& result) {
         if (r == base)
             break;
         if (gain(r) > noise(r))
-            return {r, {}};
+            return {r, baseline, {}};
     }
     const SweepRow* fastest = passed.front();
     std::string swept;
     for (const auto& [k, v] : fastest->variant.defines)
         if (base->variant.defines.count(k) == 0 || base->variant.defines.at(k) != v)
             swept += (swept.empty() ? "" : " ") + k + "=" + v;
-    return {base, (swept.empty() ? std::string("the fastest variant") : swept) + " ran " +
+    return {base, baseline, (swept.empty() ? std::string("the fastest variant") : swept) + " ran " +
                       percent(gain(fastest)) + " under the baseline, inside the noise (" +
                       percent(noise(fastest)) + "): baseline kept"};
 }
 
-TunedEntry tuned_entry(const SweepSpec& spec, const SweepResult& result) {
-    const SweepRow* best = tuned_pick(result).row;
-    const SweepRow* base = nullptr;
-    for (const SweepRow& row : result.rows)
-        if (row.variant.baseline)
-            base = &row;
+TunedEntry tuned_entry(const SweepSpec& spec, const SweepResult& result, const TunedPick& pick) {
+    const SweepRow* best = pick.row;
+    const SweepRow* base = pick.baseline;
     if (!best)
         throw ConfigError("no variant passed its check: nothing to record", spec.file);
     TunedEntry e;

@@ -11,7 +11,8 @@ namespace kjit {
 
 /// The variant a tuned entry records, and why.
 struct TunedPick {
-    const SweepRow* row = nullptr; ///< null when no variant passed its check
+    const SweepRow* row = nullptr;      ///< null when no variant passed its check
+    const SweepRow* baseline = nullptr; ///< the sweep's baseline row (null when none ran)
     /// Set when the baseline was kept over a faster variant: "RMS_BLOCK=512 ran 0.6 % under
     /// the baseline, inside the noise (1.9 %): baseline kept".
     std::string note;
@@ -29,7 +30,10 @@ TunedPick tuned_pick(const SweepResult& result);
 /// sweep file's fixed ones, the shape, dtype, GPU and arch it ran at, the hash of the sources
 /// it compiled (result.tuned_source), its median and the baseline's. ConfigError when no
 /// variant passed or the winner's choice lies only in launch parameters, which a compile
-/// cannot carry (the entry records defines).
-TunedEntry tuned_entry(const SweepSpec& spec, const SweepResult& result);
+/// cannot carry (the entry records defines). `pick` is tuned_pick(result).
+TunedEntry tuned_entry(const SweepSpec& spec, const SweepResult& result, const TunedPick& pick);
+inline TunedEntry tuned_entry(const SweepSpec& spec, const SweepResult& result) {
+    return tuned_entry(spec, result, tuned_pick(result));
+}
 
 } // namespace kjit
