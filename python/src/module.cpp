@@ -581,14 +581,13 @@ void pack(const Interop& in, const std::string& kernel, const std::vector<ParamT
             continue;
         }
         // The common kinds first: a Python int or float, a torch or CuPy array.
+        const bool is_long = PyLong_Check(o), is_float = !is_long && PyFloat_Check(o);
         std::uint64_t ptr = 0;
-        if (!PyLong_Check(o) && !PyFloat_Check(o) &&
-            device_pointer(in, v, ptr, any_cupy, false) == Arg::pointer) {
+        if (!is_long && !is_float && device_pointer(in, v, ptr, any_cupy, false) == Arg::pointer) {
             out.put(ptr, ArgKind::pointer);
             continue;
         }
-        const bool is_long = PyLong_Check(o);
-        const bool np_bool = !is_long && !PyFloat_Check(o) && Interop::is(o, in.np_bool);
+        const bool np_bool = !is_long && !is_float && Interop::is(o, in.np_bool);
         if (is_long || np_bool || Interop::is(o, in.np_integer)) { // bool too, as C++
             // counts it; numpy.bool_ has no __index__
             const nb::object number =
@@ -629,7 +628,7 @@ void pack(const Interop& in, const std::string& kernel, const std::vector<ParamT
                 out.put(bits, ArgKind::integer);
                 break;
             }
-        } else if (PyFloat_Check(o) || Interop::is(o, in.np_floating)) {
+        } else if (is_float || Interop::is(o, in.np_floating)) {
             const double x = PyFloat_AsDouble(o);
             if (x == -1.0 && PyErr_Occurred())
                 throw nb::python_error();

@@ -24,6 +24,16 @@ except ImportError:
     numpy = None
 
 
+def block_sweep(directory, shape="", check="", warmup=1, reps=3):
+    """A sweep of rms_norm's RMS_BLOCK over 128 and 256 (digest check), written into
+    `directory`: its path. `shape` and `check` add lines to those tables."""
+    path = os.path.join(directory, "s.sweep.toml")
+    with open(path, "w") as f:
+        f.write(f'kernel = "rms_norm"\n{shape}[sweep]\nRMS_BLOCK = [128, 256]\n[check]\n'
+                f'mode = "digest"\n{check}[bench]\nwarmup = {warmup}\nreps = {reps}\n')
+    return path
+
+
 def engine():
     e = kjit.Engine(device=0, src=os.path.join(ROOT, "kernel_src"))
     rows = e.prepare([{"name": "rms_norm", "defines": {"RMS_BLOCK": "256"}}], shape={})
@@ -149,11 +159,7 @@ class Torch(unittest.TestCase):
         except ImportError:
             self.skipTest("pandas is not installed")
         with tempfile.TemporaryDirectory() as d:
-            sweep = os.path.join(d, "s.sweep.toml")
-            with open(sweep, "w") as f:
-                f.write('kernel = "rms_norm"\n[sweep]\nRMS_BLOCK = [128, 256]\n[check]\n'
-                        'mode = "digest"\n[bench]\nwarmup = 1\nreps = 3\n')
-            frame = kjit.tune("rms_norm", ["rows=1,n=1024"], sweep=sweep,
+            frame = kjit.tune("rms_norm", ["rows=1,n=1024"], sweep=block_sweep(d),
                               table=os.path.join(d, "t.toml"),
                               src=os.path.join(ROOT, "kernel_src"), frame=True)
         self.assertIsInstance(frame, pandas.DataFrame)
@@ -175,11 +181,8 @@ class Torch(unittest.TestCase):
         except ImportError:
             self.skipTest("tomllib needs Python 3.11")
         with tempfile.TemporaryDirectory() as d:
-            sweep = os.path.join(d, "s.sweep.toml")
-            with open(sweep, "w") as f:
-                f.write('kernel = "rms_norm"\n[shape]\nrows = 1\nn = 4096\n[sweep]\n'
-                        'RMS_BLOCK = [128, 256]\n[check]\nmode = "digest"\n'
-                        'baseline = { RMS_BLOCK = 256 }\n[bench]\nwarmup = 2\nreps = 10\n')
+            sweep = block_sweep(d, shape="[shape]\nrows = 1\nn = 4096\n",
+                                check="baseline = { RMS_BLOCK = 256 }\n", warmup=2, reps=10)
             table = os.path.join(d, "tuned.toml")
             got = kjit.tune("rms_norm", ["rows=1,n=4096", {"rows": 64, "n": 1024}], sweep=sweep,
                             table=table, src=os.path.join(ROOT, "kernel_src"))
