@@ -200,14 +200,32 @@ int main(int argc, char** argv) {
             extra.push_back(a - b);
         }
         const double copy_launch_us = median(with), launch_us = median(without);
+        // And on the GPU: a step with the block's writes before it against one without (ABBA).
+        std::vector<double> gpu_with, gpu_without;
+        for (int p = 0; p < pairs; ++p) {
+            const auto arm = [&](bool block_too) {
+                return gpu_us(s, reps, [&] {
+                    if (block_too)
+                        blocked.launch(s.handle(), std::span(host));
+                    else
+                        blocked.launch(s.handle());
+                });
+            };
+            gpu_with.push_back(arm(true));
+            gpu_without.push_back(arm(false));
+            gpu_without.push_back(arm(false));
+            gpu_with.push_back(arm(true));
+        }
         std::printf("  update, host: set_args of all %d steps %.2f us; replay with the step block "
                     "(64 B) %.2f us against %.2f us without: the block %.2f us (median of "
                     "%d pairs)\n",
                     n, set_us, copy_launch_us, launch_us, median(extra), 4 * reps);
+        std::printf("  GPU per step with the step block's writes %.2f us, without %.2f us\n",
+                    median(gpu_with), median(gpu_without));
         std::printf("ROW kernels=%d stream=%.3f stream_pdl=%.3f plan=%.3f plan_pdl=%.3f "
-                    "alone=%.3f set_args_us=%.3f block_copy_us=%.3f\n",
+                    "alone=%.3f set_args_us=%.3f block_copy_us=%.3f block_gpu_us=%.3f\n",
                     n, median(us[0]), median(us[1]), median(us[2]), median(us[3]), alone, set_us,
-                    median(extra));
+                    median(extra), median(gpu_with) - median(gpu_without));
     }
     return 0;
 }

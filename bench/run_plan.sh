@@ -8,6 +8,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/${KJIT_BUILD_DIR:-build}
 out=${OUT:-/tmp}/plan
 mkdir -p "$out"
+rm -f "$out"/kjit_*.txt "$out"/torch_*.txt
 for r in $(seq 1 "${1:-2}"); do
     "$build/bench/bench_plan" >"$out/kjit_$r.txt"
     python3 "$root/bench/decode_chain_torch.py" >"$out/torch_$r.txt"
@@ -16,7 +17,7 @@ cat "$out/kjit_1.txt"
 python3 - "$out" <<'PY'
 import glob, re, statistics, sys
 rows = {}
-for f in sorted(glob.glob(sys.argv[1] + "/*.txt")):
+for f in sorted(glob.glob(sys.argv[1] + "/kjit_*.txt") + glob.glob(sys.argv[1] + "/torch_*.txt")):
     for line in open(f):
         if not line.startswith("ROW "):
             continue

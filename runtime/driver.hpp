@@ -91,6 +91,7 @@ class NoDeviceError : public Error {
     X(cuGraphDestroy, 10000)                                                                     \
     X(cuStreamGetCaptureInfo, 12030)                                                             \
     X(cuGraphNodeGetType, 10000)                                                                 \
+    X(cuGraphGetEdges, 12030)                                                                    \
     X(cuGraphExecKernelNodeSetParams, 12000)                                                     \
     X(cuOccupancyMaxActiveClusters, 11070)
 

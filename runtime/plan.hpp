@@ -19,8 +19,9 @@ namespace kjit {
 class Plan {
   public:
     /// Appends a step: `f` launched with `config` (its stream is the plan's; `config.pdl`: the
-    /// step may start while its predecessor finishes and must pdl_wait() before reading its
-    /// output) and `args`. Returns the step's index. Checked as Function::launch checks when
+    /// step may start while its predecessor finishes; its kernel must wait, pdl_wait() or
+    /// pdl_chain_step() at PDL=1, before any global memory access, which kjit cannot check)
+    /// and `args`. Returns the step's index. Checked as Function::launch checks when
     /// the plan is recorded.
     template <class... Args>
     std::size_t add(const Function& f, const LaunchConfig& config, const Args&... args) {
@@ -40,8 +41,9 @@ class Plan {
     /// Replays the recorded chain on `stream` (record() first).
     void launch(CUstream stream) const;
 
-    /// The largest step block, in bytes.
-    static constexpr std::size_t kMaxStepBlock = 2048;
+    /// The largest step block, in bytes: 255 64-bit writes, the most one cuStreamBatchMemOp
+    /// takes.
+    static constexpr std::size_t kMaxStepBlock = 255 * 8;
     /// The step block: `bytes` (a multiple of 8, up to kMaxStepBlock) of device memory,
     /// allocated once, that the plan's kernels take as an argument and read what changes from
     /// one replay to the next from (positions, lengths, which buffer of a pair). A decode step
@@ -50,12 +52,14 @@ class Plan {
     /// ConfigError. When the steps' buffers themselves move, set_args is the way.
     CUdeviceptr step_block(std::size_t bytes);
     /// Writes `block` (the step block's size) into the step block on `stream`, then replays:
-    /// stream-ordered, so a replay queued before still reads the values it was queued with.
+    /// stream-ordered, so a replay queued before on the same stream still reads the values it
+    /// was queued with.
     void launch(CUstream stream, std::span<const std::byte> block) const;
 
     /// Changes step `i`'s arguments for the replays that follow, in the recorded graph (no
-    /// re-recording: one cuGraphExecKernelNodeSetParams, no allocation). The argument types
-    /// must be the ones the step was added with.
+    /// re-recording: one cuGraphExecKernelNodeSetParams; no allocation once the plan has set
+    /// its largest step). The argument types must be the ones the step was added with; a
+    /// refused update leaves the step as it was.
     template <class... Args> void set_args(std::size_t i, const Args&... args) {
         const Step& st = step(i);
         if (st.signature != &detail::signature_tag<Args...>)
@@ -66,8 +70,8 @@ class Plan {
         commit_args(i);
     }
 
-    /// Changes step `i`'s grid, block and dynamic shared memory in the recorded graph; the
-    /// kernel's and device's limits are checked as a launch checks them. Its other launch
+    /// Changes step `i`'s grid, block and dynamic shared memory (up to what it was recorded
+    /// with) in the recorded graph; the configuration is checked as a launch checks it. Its other launch
     /// attributes (PDL, cluster, cooperative) are part of the recording: a change of those is
     /// a LaunchError that says to record again.
     void set_config(std::size_t i, const LaunchConfig& config);
@@ -76,6 +80,8 @@ class Plan {
     [[nodiscard]] bool recorded() const { return recorded_; }
     /// The graph's kernel node of each step, in step order (after record()).
     [[nodiscard]] const std::vector<CUgraphNode>& nodes() const { return nodes_; }
+    /// The recorded graph (after record()).
+    [[nodiscard]] const Graph& graph() const { return graph_; }
 
   private:
     struct Step {

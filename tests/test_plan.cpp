@@ -14,6 +14,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -52,6 +53,20 @@ void chain(const Function& produce, const Function& consume, DeviceBuffer& a, De
         }
     }
 }
+/// How many edges of the plan's recorded graph are programmatic (a PDL step's).
+std::size_t programmatic_edges(const Plan& plan) {
+    std::size_t n = 0;
+    check(driver().cuGraphGetEdges(plan.graph().handle(), nullptr, nullptr, nullptr, &n),
+          "cuGraphGetEdges");
+    std::vector<CUgraphNode> from(n), to(n);
+    std::vector<CUgraphEdgeData> data(n);
+    check(driver().cuGraphGetEdges(plan.graph().handle(), from.data(), to.data(), data.data(), &n),
+          "cuGraphGetEdges");
+    return static_cast<std::size_t>(
+        std::count_if(data.begin(), data.end(), [](const CUgraphEdgeData& d) {
+            return d.type == CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+        }));
+}
 } // namespace
 
 TEST_SUITE("gpu") {
@@ -61,17 +76,22 @@ TEST_CASE("a plan replays its chain bit for bit as the launches one by one with 
     const Module m = load_test_kernels(ctx);
     const Function produce = m.function("produce"), consume = m.function("consume");
     Stream s;
+    // The launches one by one without PDL: what every form must give.
+    DeviceBuffer a(kN * 4), b(kN * 4);
+    a.fill_bytes(0);
+    b.fill_bytes(0);
+    chain(produce, consume, a, b, 64, false, nullptr, s.handle());
     for (const bool pdl : {false, true}) {
         CAPTURE(pdl);
-        DeviceBuffer a(kN * 4), b(kN * 4), pa(kN * 4), pb(kN * 4);
-        for (DeviceBuffer* x : {&a, &b, &pa, &pb})
-            x->fill_bytes(0);
-        chain(produce, consume, a, b, 64, pdl, nullptr, s.handle());
+        DeviceBuffer pa(kN * 4), pb(kN * 4);
+        pa.fill_bytes(0);
+        pb.fill_bytes(0);
         Plan plan;
         chain(produce, consume, pa, pb, 64, pdl, &plan, nullptr);
         CHECK(plan.size() == 64);
         plan.record(s.handle());
         REQUIRE(plan.nodes().size() == 64);
+        CHECK(programmatic_edges(plan) == (pdl ? 63u : 0u)); // step 0 has no predecessor
         s.synchronize();
         CHECK(pa.to_vector<int>() == std::vector<int>(kN, 0)); // recorded, not run
         plan.launch(s.handle());
@@ -101,12 +121,10 @@ TEST_CASE("a plan's arguments and geometry change in place and its mistakes name
     CHECK(b.to_vector<int>()[10] == 10 * 3 + 5 + 1);
 
     // The salt and the consumer's output buffer move; the graph is not recorded again.
-    const CUgraphNode first = plan.nodes()[0];
     plan.set_args(0, a.ptr(), kN, 9);
     plan.set_args(1, a.ptr(), c.ptr(), kN);
     plan.launch(s.handle());
     s.synchronize();
-    CHECK(plan.nodes()[0] == first);
     CHECK(c.to_vector<int>()[10] == 10 * 3 + 9 + 1);
     CHECK(b.to_vector<int>()[10] == 10 * 3 + 5 + 1); // untouched by the second replay
 
@@ -129,8 +147,17 @@ TEST_CASE("a plan's arguments and geometry change in place and its mistakes name
         }
         return std::string("no error");
     };
-    // Other argument types: refused, naming the step.
+    // Other argument types: refused, naming the step, and the step keeps its arguments.
     CHECK(message([&] { plan.set_args(0, a.ptr(), kN); }).find("step 0 of 2 (produce)") !=
+          std::string::npos);
+    c.fill_bytes(0);
+    plan.launch(s.handle());
+    s.synchronize();
+    CHECK(c.to_vector<int>()[10] == 10 * 3 + 9 + 1);
+    // More dynamic shared memory than recorded needs a new recording.
+    LaunchConfig more = half;
+    more.smem_bytes = 1024;
+    CHECK(message([&] { plan.set_config(1, more); }).find("needs a new recording") !=
           std::string::npos);
     // PDL is part of the recording.
     CHECK(message([&] { plan.set_config(1, geometry(false)); }).find("record again") !=
@@ -138,7 +165,8 @@ TEST_CASE("a plan's arguments and geometry change in place and its mistakes name
     // A block over the kernel's limit.
     LaunchConfig wide = geometry(true);
     wide.block.x = 4096;
-    CHECK(message([&] { plan.set_config(1, wide); }).find("does not fit") != std::string::npos);
+    CHECK(message([&] { plan.set_config(1, wide); }).find("exceeds the kernel's limit") !=
+          std::string::npos);
     CHECK_THROWS_AS(plan.set_args(7, a.ptr(), kN, 1), ConfigError);
 
     // A step whose arguments do not fit the kernel: the recording fails naming it, and the
@@ -161,31 +189,41 @@ TEST_CASE("the decode chain of kjit's kernels replays bit for bit as its launche
     Stream s;
     for (const int kernels : {8, 16, 32, 64}) {
         bench::DecodeChain chain(ctx, kernels);
+        CAPTURE(kernels);
+        // Two decode steps launched one by one without PDL (states carry over between them):
+        // what the plans and the PDL launches must give, bit for bit.
+        chain.reset();
+        for (int step = 0; step < 2; ++step)
+            chain.issue(false, s.handle(), nullptr);
+        s.synchronize();
+        const auto one_by_one = chain.results();
+        const auto same = [&](const std::vector<std::vector<float>>& got) {
+            REQUIRE(got.size() == one_by_one.size());
+            for (std::size_t i = 0; i < got.size(); ++i) {
+                CAPTURE(i);
+                REQUIRE(got[i].size() == one_by_one[i].size());
+                CHECK(std::memcmp(got[i].data(), one_by_one[i].data(),
+                                  got[i].size() * sizeof(float)) == 0);
+            }
+        };
+        chain.reset();
+        for (int step = 0; step < 2; ++step)
+            chain.issue(true, s.handle(), nullptr);
+        s.synchronize();
+        same(chain.results());
         for (const bool pdl : {false, true}) {
-            CAPTURE(kernels);
             CAPTURE(pdl);
-            // Two decode steps each way from the same start: states carry over between them.
-            chain.reset();
-            for (int step = 0; step < 2; ++step)
-                chain.issue(pdl, s.handle(), nullptr);
-            s.synchronize();
-            const auto one_by_one = chain.results();
             chain.reset();
             Plan plan;
             chain.issue(pdl, nullptr, &plan);
             REQUIRE(plan.size() == std::size_t(kernels));
             plan.record(s.handle());
+            CHECK(programmatic_edges(plan) == (pdl ? std::size_t(kernels - 1) : 0u));
             for (int step = 0; step < 2; ++step)
                 plan.launch(s.handle());
             s.synchronize();
             const auto replayed = chain.results();
-            REQUIRE(replayed.size() == one_by_one.size());
-            for (std::size_t i = 0; i < replayed.size(); ++i) {
-                CAPTURE(i);
-                REQUIRE(replayed[i].size() == one_by_one[i].size());
-                CHECK(std::memcmp(replayed[i].data(), one_by_one[i].data(),
-                                  replayed[i].size() * sizeof(float)) == 0);
-            }
+            same(replayed);
             // The step computed something: a finite output that is not all zero.
             bool finite = true, nonzero = false;
             for (const float v : replayed.back()) {
@@ -304,6 +342,26 @@ TEST_CASE("a plan's step block changes what every replay reads with one copy") {
     none.record(s.handle());
     CHECK_THROWS_WITH_AS(none.launch(s.handle(), std::as_bytes(std::span(wrong))),
                          doctest::Contains("no step block"), ConfigError);
+    CHECK_THROWS_WITH_AS(none.launch(s.handle(), std::span<const std::byte>()),
+                         doctest::Contains("no step block"), ConfigError);
+
+    // The largest block: every word written in one call.
+    Plan large;
+    CHECK_THROWS_AS(Plan().step_block(Plan::kMaxStepBlock + 8), ConfigError);
+    const CUdeviceptr big = large.step_block(Plan::kMaxStepBlock);
+    large.add(pick, geometry(false), big, a.ptr(), b.ptr(), out.ptr(), kN);
+    large.record(s.handle());
+    std::vector<int> words(Plan::kMaxStepBlock / sizeof(int));
+    for (std::size_t i = 0; i < words.size(); ++i)
+        words[i] = static_cast<int>(i) * 7;
+    words[0] = 1;
+    out.fill_bytes(0);
+    large.launch(s.handle(), std::as_bytes(std::span(words)));
+    s.synchronize();
+    CHECK(out.to_vector<int>()[0] == 200 + 7);
+    std::vector<int> back(words.size());
+    check(driver().cuMemcpyDtoH(back.data(), big, Plan::kMaxStepBlock), "cuMemcpyDtoH");
+    CHECK(back == words);
 }
 
 TEST_CASE("kjit's bench times a plan's replays as it times launches") {
@@ -318,9 +376,23 @@ TEST_CASE("kjit's bench times a plan's replays as it times launches") {
     options.flush_l2 = true; // a decode step's weights and states cold, as between steps
     Bench b(ctx.device(), options);
     plan.record(b.stream());
+    chain.reset();
     const Stats replay = b.run([&](CUstream s) { plan.launch(s); });
     CHECK(replay.samples.size() == 7);
     CHECK(replay.min > 0);
+    // Each warm-up and repetition was one decode step: the states are those of 9 steps.
+    check(driver().cuStreamSynchronize(b.stream()), "cuStreamSynchronize");
+    const auto benched = chain.results();
+    chain.reset();
+    Stream s;
+    for (int i = 0; i < 9; ++i)
+        chain.issue(false, s.handle(), nullptr);
+    s.synchronize();
+    const auto stepped = chain.results();
+    REQUIRE(benched.size() == stepped.size());
+    for (std::size_t i = 0; i < benched.size(); ++i)
+        CHECK(std::memcmp(benched[i].data(), stepped[i].data(),
+                          benched[i].size() * sizeof(float)) == 0);
     // The same launches one by one, on the bench's stream.
     const Stats stream = b.run([&](CUstream s) { chain.issue(true, s, nullptr); });
     CHECK(stream.samples.size() == 7);
