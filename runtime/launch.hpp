@@ -29,8 +29,8 @@ struct LaunchConfig {
     unsigned smem_bytes = 0; ///< dynamic shared memory
     CUstream stream = nullptr;
     /// Programmatic dependent launch: the kernel may start while the previous kernel on the
-    /// stream still runs; it must `griddepcontrol.wait` (kernel_src/pdl.cuh) before reading
-    /// that kernel's output.
+    /// stream still runs; it must `griddepcontrol.wait` (pdl_wait(), kernel_src/pdl.cuh)
+    /// before any global memory access that kernel's work could touch.
     bool pdl = false;
     Dim3 cluster{0, 0, 0}; ///< thread block cluster dimensions; x == 0: no cluster
     bool cooperative = false; ///< all blocks co-resident (grid-wide sync); the grid must fit

@@ -6,9 +6,12 @@
 #include "runtime/buffer.hpp"
 #include "runtime/graph.hpp"
 #include "runtime/launch.hpp"
+#include "runtime/module.hpp"
 
 #include <cstddef>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -41,20 +44,20 @@ class Plan {
     /// Replays the recorded chain on `stream` (record() first).
     void launch(CUstream stream) const;
 
-    /// The largest step block, in bytes: 255 64-bit writes, the most one cuStreamBatchMemOp
-    /// takes.
-    static constexpr std::size_t kMaxStepBlock = 255 * 8;
-    /// The step block: `bytes` (a multiple of 8, up to kMaxStepBlock) of device memory,
-    /// allocated once, that the plan's kernels take as an argument and read what changes from
-    /// one replay to the next from (positions, lengths, which buffer of a pair). A decode step
-    /// then writes one small block, not every kernel node: launch(stream, block) writes it
-    /// first. The address is fixed for the plan's life; asking again with another size is a
-    /// ConfigError. When the steps' buffers themselves move, set_args is the way.
-    CUdeviceptr step_block(std::size_t bytes);
-    /// Writes `block` (the step block's size) into the step block on `stream`, then replays:
-    /// stream-ordered, so a replay queued before on the same stream still reads the values it
-    /// was queued with.
-    void launch(CUstream stream, std::span<const std::byte> block) const;
+    /// The largest step block, in bytes.
+    static constexpr std::size_t kMaxStepBlock = 2048;
+    /// The step block: `bytes` (a multiple of 8, up to kMaxStepBlock) of device memory in
+    /// `context`, allocated once, that the plan's kernels take as an argument and read what
+    /// changes from one replay to the next from (positions, lengths, which buffer of a pair).
+    /// The recording starts with a small kernel that writes it from its own parameters, so a
+    /// decode step updates one node, not every kernel's: launch(stream, block). Ask before
+    /// record(); the address is fixed for the plan's life, and asking again with another size
+    /// is a ConfigError. When the steps' buffers themselves move, set_args is the way.
+    CUdeviceptr step_block(const Context& context, std::size_t bytes);
+    /// Sets the block's values for this replay and the ones after it (the block writer's node
+    /// updated in the graph; a replay queued before keeps the values it was queued with), then
+    /// replays on `stream`. `block` has the step block's size.
+    void launch(CUstream stream, std::span<const std::byte> block);
 
     /// Changes step `i`'s arguments for the replays that follow, in the recorded graph (no
     /// re-recording: one cuGraphExecKernelNodeSetParams; no allocation once the plan has set
@@ -120,6 +123,13 @@ class Plan {
     Graph graph_;
     std::vector<CUgraphNode> nodes_;
     DeviceBuffer step_block_; ///< empty until step_block()
+    /// The kernel that writes the step block at the head of the graph, and its node.
+    std::shared_ptr<const Module> writer_module_;
+    std::optional<Function> writer_;
+    CUgraphNode writer_node_ = nullptr;
+    std::vector<std::byte> block_values_; ///< the step block's last values (a re-recording's)
+    /// Points the writer's node at `block_values_`.
+    void write_block_node();
     std::vector<std::byte> scratch_; ///< set_args' new argument bytes
     std::vector<void*> pointers_;    ///< one pointer per argument, for the driver
     bool recorded_ = false;

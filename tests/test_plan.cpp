@@ -312,13 +312,14 @@ TEST_CASE("a plan's step block changes what every replay reads with one copy") {
     const DeviceBuffer a = DeviceBuffer::from<int>(av), b = DeviceBuffer::from<int>(bv);
     DeviceBuffer out(kN * 4);
     Plan plan;
-    const CUdeviceptr block = plan.step_block(2 * sizeof(int));
-    CHECK(plan.step_block(2 * sizeof(int)) == block); // the same block, once allocated
-    CHECK_THROWS_AS(plan.step_block(16), ConfigError);
-    CHECK_THROWS_WITH_AS(Plan().step_block(12), doctest::Contains("a multiple of 8 bytes"),
+    const CUdeviceptr block = plan.step_block(ctx, 2 * sizeof(int));
+    CHECK(plan.step_block(ctx, 2 * sizeof(int)) == block); // the same block, once allocated
+    CHECK_THROWS_AS(plan.step_block(ctx, 16), ConfigError);
+    CHECK_THROWS_WITH_AS(Plan().step_block(ctx, 12), doctest::Contains("a multiple of 8 bytes"),
                          ConfigError);
     plan.add(pick, geometry(false), block, a.ptr(), b.ptr(), out.ptr(), kN);
     plan.record(s.handle());
+    CHECK(plan.nodes().size() == 1); // the block's writer is the plan's, not a step
     for (const auto& [which, add] : std::vector<std::array<int, 2>>{{0, 1}, {1, 5}, {0, 7}}) {
         out.fill_bytes(0);
         const std::array<int, 2> host{which, add};
@@ -326,8 +327,8 @@ TEST_CASE("a plan's step block changes what every replay reads with one copy") {
         s.synchronize();
         CHECK(out.to_vector<int>()[kN - 1] == (which ? 200 : 100) + add);
     }
-    // Replays queued back to back each read their own block (stream-ordered copies): the
-    // accumulated output is the sum of all three.
+    // Replays queued back to back each read their own block (a node update leaves the
+    // replays already queued as they were): the accumulated output is the sum of all three.
     out.fill_bytes(0);
     for (int i = 0; i < 3; ++i) {
         const std::array<int, 2> host{i % 2, i};
@@ -345,10 +346,10 @@ TEST_CASE("a plan's step block changes what every replay reads with one copy") {
     CHECK_THROWS_WITH_AS(none.launch(s.handle(), std::span<const std::byte>()),
                          doctest::Contains("no step block"), ConfigError);
 
-    // The largest block: every word written in one call.
+    // The largest block: every word written.
     Plan large;
-    CHECK_THROWS_AS(Plan().step_block(Plan::kMaxStepBlock + 8), ConfigError);
-    const CUdeviceptr big = large.step_block(Plan::kMaxStepBlock);
+    CHECK_THROWS_AS(Plan().step_block(ctx, Plan::kMaxStepBlock + 8), ConfigError);
+    const CUdeviceptr big = large.step_block(ctx, Plan::kMaxStepBlock);
     large.add(pick, geometry(false), big, a.ptr(), b.ptr(), out.ptr(), kN);
     large.record(s.handle());
     std::vector<int> words(Plan::kMaxStepBlock / sizeof(int));
