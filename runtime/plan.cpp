@@ -17,7 +17,7 @@ namespace kjit {
 
 namespace {
 /// The node a launch just added to the capture on `s`: its one open node, a kernel node.
-CUgraphNode open_kernel_node(CUstream s, const std::string& where) {
+CUgraphNode open_kernel_node(CUstream s, const std::string& kernel, const std::string& where) {
     CUstreamCaptureStatus status{};
     const CUgraphNode* deps = nullptr;
     std::size_t n = 0;
@@ -27,11 +27,31 @@ CUgraphNode open_kernel_node(CUstream s, const std::string& where) {
     if (n == 1 && deps)
         check(driver().cuGraphNodeGetType(deps[0], &type), "cuGraphNodeGetType", where);
     if (n != 1 || !deps || type != CU_GRAPH_NODE_TYPE_KERNEL)
-        throw LaunchError("plan", CUDA_SUCCESS, "", where,
+        throw LaunchError("plan", CUDA_SUCCESS, kernel, where,
                           "the capture has " + std::to_string(n) +
                               " open nodes after this launch, not its one kernel node (was "
                               "other work queued on the stream?)");
     return deps[0];
+}
+
+/// Points `node` of `exec` at `function` with `config`'s grid, block and shared memory and the
+/// arguments `params`: every field the node was recorded with is known, so it is not read first.
+/// `where` is the error's context, or a callable that makes it (built only on a failure).
+template <class Where>
+void set_kernel_node(CUgraphExec exec, CUgraphNode node, const Function& function,
+                     const LaunchConfig& config, void** params, Where&& where) {
+    CUDA_KERNEL_NODE_PARAMS p{};
+    p.func = function.handle();
+    p.gridDimX = config.grid.x;
+    p.gridDimY = config.grid.y;
+    p.gridDimZ = config.grid.z;
+    p.blockDimX = config.block.x;
+    p.blockDimY = config.block.y;
+    p.blockDimZ = config.block.z;
+    p.sharedMemBytes = config.smem_bytes;
+    p.kernelParams = params;
+    check(driver().cuGraphExecKernelNodeSetParams(exec, node, &p), "cuGraphExecKernelNodeSetParams",
+          std::forward<Where>(where));
 }
 
 /// One pointer per argument at `offsets` into `bytes`, in `out` (reused).
@@ -120,7 +140,7 @@ void Plan::record(CUstream stream) {
                 c.stream = s;
                 writer_->check_config(c);
                 writer_->queue(c, args.params);
-                writer_node = open_kernel_node(s, "the plan's step block");
+                writer_node = open_kernel_node(s, writer_->name(), "the plan's step block");
             }
             for (std::size_t i = 0; i < steps_.size(); ++i) {
                 Step& st = steps_[i];
@@ -132,7 +152,7 @@ void Plan::record(CUstream stream) {
                 } catch (const LaunchError& e) {
                     throw LaunchError("plan", e.code, e.kernel, where(i), e.what());
                 }
-                nodes.push_back(open_kernel_node(s, where(i)));
+                nodes.push_back(open_kernel_node(s, st.function.name(), where(i)));
             }
         },
         stream);
@@ -188,17 +208,8 @@ CUdeviceptr Plan::step_block(const Context& context, std::size_t bytes) {
 
 void Plan::write_block_node() {
     WriterArgs args(step_block_.ptr(), block_values_);
-    CUDA_KERNEL_NODE_PARAMS p{};
-    p.func = writer_->handle();
-    p.gridDimX = kWriterConfig.grid.x;
-    p.gridDimY = kWriterConfig.grid.y;
-    p.gridDimZ = kWriterConfig.grid.z;
-    p.blockDimX = kWriterConfig.block.x;
-    p.blockDimY = kWriterConfig.block.y;
-    p.blockDimZ = kWriterConfig.block.z;
-    p.kernelParams = args.params;
-    check(driver().cuGraphExecKernelNodeSetParams(graph_.exec(), writer_node_, &p),
-          "cuGraphExecKernelNodeSetParams", "the plan's step block");
+    set_kernel_node(graph_.exec(), writer_node_, *writer_, kWriterConfig, args.params,
+                    std::string_view("the plan's step block"));
 }
 
 void Plan::launch(CUstream stream, std::span<const std::byte> block) {
@@ -215,19 +226,9 @@ void Plan::launch(CUstream stream, std::span<const std::byte> block) {
 }
 
 void Plan::write_node(std::size_t i, std::byte* bytes, const LaunchConfig& config) {
-    // Every field the node was recorded with is known here: no read of the node first.
-    CUDA_KERNEL_NODE_PARAMS p{};
-    p.func = steps_[i].function.handle();
-    p.gridDimX = config.grid.x;
-    p.gridDimY = config.grid.y;
-    p.gridDimZ = config.grid.z;
-    p.blockDimX = config.block.x;
-    p.blockDimY = config.block.y;
-    p.blockDimZ = config.block.z;
-    p.sharedMemBytes = config.smem_bytes;
-    p.kernelParams = argument_pointers(bytes, steps_[i].offsets, pointers_);
-    check(driver().cuGraphExecKernelNodeSetParams(graph_.exec(), nodes_[i], &p),
-          "cuGraphExecKernelNodeSetParams", [&] { return where(i); });
+    set_kernel_node(graph_.exec(), nodes_[i], steps_[i].function, config,
+                    argument_pointers(bytes, steps_[i].offsets, pointers_),
+                    [&] { return where(i); });
 }
 
 void Plan::commit_args(std::size_t i) {
