@@ -117,7 +117,8 @@ class KjitSource:
         fn, d = self.function(f"rms_norm_{dtype}")
         rows, n = x.shape
         block = int(d["RMS_BLOCK"])
-        return lambda: fn(rows, block, x, w, y, rows, n, eps)
+        per_block = block // 32 if d.get("RMS_WARP_ROWS") == "1" else 1  # a warp or a block a row
+        return lambda: fn(-(-rows // per_block), block, x, w, y, rows, n, eps)
 
     def delta_rule_launcher(self, q, k, v, g, beta, state, o, scale):
         fn, d = self.function("delta_rule_decode")
@@ -367,7 +368,8 @@ def rms_norm_rows(a, grid, kjit_for, timer, ceiling):
                 nbytes = (2 * rows * n + n) * x.element_size()
                 kjit, used = kjit_for((dname, rows, n))
                 config = (f"B{used['RMS_BLOCK']}xC{used.get('RMS_CACHE', 8)}"
-                          + ("xW" if used.get("RMS_W_EARLY") == "1" else ""))
+                          + ("xW" if used.get("RMS_W_EARLY") == "1" else "")
+                          + ("xR" if used.get("RMS_WARP_ROWS") == "1" else ""))
                 ours = kjit.rms_norm_launcher(dname, x, w, y, eps)
                 ours()
                 peers, diffs, alone = rms_norm_peers(n, eps), {}, {}

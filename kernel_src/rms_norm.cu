@@ -1,13 +1,15 @@
 // RMS normalization over the last axis: y[r, i] = x[r, i] / sqrt(mean_i(x[r, :]^2) + eps) * w[i]
-// for rows x n, fp32 or bf16 in and out, fp32 accumulation. One block per row (grid-stride
-// over rows).
+// for rows x n, fp32 or bf16 in and out, fp32 accumulation. One block per row, or with
+// RMS_WARP_ROWS=1 one warp per row (RMS_BLOCK / 32 rows per block); grid-stride over rows, so
+// any grid gives the same result (the contract's: ceil(rows / rows per block)).
 //
 // Numerics: the row is cut into chunks of 16 bytes (4 fp32 or 8 bf16 elements); chunk c adds
 // its squares, in order, into partial sum c mod RMS_WIDTH; the RMS_WIDTH partials are then
 // summed by a fixed butterfly tree. RMS_WIDTH is the reduction's width and part of the
-// numerics. RMS_BLOCK (threads) only decides which thread holds which partials, and the
-// 16-byte loads only how a chunk is read: every block width and both load paths give the
-// same bits. A wider RMS_WIDTH regroups the sum and changes them.
+// numerics. RMS_BLOCK and RMS_WARP_ROWS (the threads of a row) only decide which thread holds
+// which partials, and the 16-byte loads only how a chunk is read: every block width, both row
+// groups and both load paths give the same bits. A wider RMS_WIDTH regroups the sum and
+// changes them.
 #include "common.cuh"
 #include "pdl.cuh"
 
@@ -19,7 +21,12 @@
 #endif
 #ifndef RMS_CACHE
 #define RMS_CACHE 8 // 16-byte chunks per thread kept in registers between the two passes: rows
-                    // up to RMS_BLOCK * RMS_CACHE chunks are read from memory once
+                    // up to RMS_CACHE chunks per thread of the row are read from memory once
+#endif
+
+#ifndef RMS_WARP_ROWS
+#define RMS_WARP_ROWS 0 // 1: a warp owns a row and reduces it with shuffles alone (no shared
+                        // memory, no block barrier): for narrow rows, many per block
 #endif
 
 #ifndef RMS_W_EARLY
@@ -30,6 +37,7 @@
 
 static_assert(RMS_WIDTH % RMS_BLOCK == 0, "RMS_BLOCK must divide RMS_WIDTH");
 static_assert(RMS_WIDTH % 32 == 0 && RMS_WIDTH <= 1024, "RMS_WIDTH: a multiple of 32, <= 1024");
+static_assert(!RMS_WARP_ROWS || RMS_BLOCK % 32 == 0, "RMS_WARP_ROWS: RMS_BLOCK whole warps");
 
 template <class T> struct Vec16; // 16 bytes of T
 template <> struct Vec16<float> {
@@ -55,16 +63,55 @@ template <> struct Vec16<bf16> {
     }
 };
 
+/// `a` plus the squares of chunk c of the row xr, in order: one 16-byte load (vec), else element
+/// by element (the same bits).
+template <class T>
+__device__ __forceinline__ float add_squares(float a, const T* __restrict__ xr, int c, int n,
+                                             bool vec) {
+    constexpr int kChunk = Vec16<T>::kCount;
+    if (vec) {
+        const Vec16<T> v{reinterpret_cast<const decltype(Vec16<T>::v)*>(xr)[c]};
+#pragma unroll
+        for (int i = 0; i < kChunk; ++i)
+            a = __fmaf_rn(v.get(i), v.get(i), a);
+    } else {
+        for (int i = c * kChunk; i < min(n, (c + 1) * kChunk); ++i) {
+            const float v = to_float(xr[i]);
+            a = __fmaf_rn(v, v, a);
+        }
+    }
+    return a;
+}
+
+/// A warp row's sum of squares: virtual warp s (partials 32 s .. 32 s + 31, see below) is acc[s]
+/// over the lanes; lane s keeps its sum, and one more warp sum adds them as a block's warp 0
+/// would. Called in each branch that writes acc, where a cached row's unfilled slots are known
+/// zeros.
+template <int kSlots>
+__device__ __forceinline__ float warp_row_total(const float (&acc)[kSlots], int chunks, int lane) {
+    float mine = 0.0f;
+#pragma unroll
+    for (int s = 0; s < kSlots; ++s) {
+        const float v = s * 32 < chunks ? warp_sum(acc[s]) : 0.0f;
+        mine = lane == s ? v : mine;
+    }
+    return warp_sum(mine);
+}
+
 template <class T>
 __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* __restrict__ w,
                                               T* __restrict__ y, int rows, int n, float eps) {
     constexpr int kChunk = Vec16<T>::kCount;
-    constexpr int kSlots = RMS_WIDTH / RMS_BLOCK; // partials per thread
-    __shared__ float scratch[RMS_WIDTH / 32];
-    __shared__ float total;
+    constexpr int kThreads = RMS_WARP_ROWS ? 32 : RMS_BLOCK; // the threads of one row
+    constexpr int kRows = RMS_BLOCK / kThreads;              // rows per block
+    constexpr int kSlots = RMS_WIDTH / kThreads;             // partials per thread
+    __shared__ float scratch[RMS_WARP_ROWS ? 1 : RMS_WIDTH / 32];
+    __shared__ float total_shared;
     const int chunks = (n + kChunk - 1) / kChunk;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    for (int row = blockIdx.x; row < rows; row += gridDim.x) {
+    const int tid = RMS_WARP_ROWS ? lane : threadIdx.x; // the thread's place in its row
+    for (int row = blockIdx.x * kRows + (RMS_WARP_ROWS ? warp : 0); row < rows;
+         row += gridDim.x * kRows) {
         const T* xr = x + static_cast<long long>(row) * n;
         T* yr = y + static_cast<long long>(row) * n;
         // The 16-byte path needs whole, aligned chunks; otherwise read element by element in
@@ -77,14 +124,15 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
         for (int s = 0; s < kSlots; ++s)
             acc[s] = 0.0f;
         // A row that fits RMS_CACHE chunks per thread stays in registers for the apply pass.
-        const bool cached = vec && chunks <= RMS_CACHE * RMS_BLOCK;
+        const bool cached = vec && chunks <= RMS_CACHE * kThreads;
+        float total = 0.0f;
         using V = decltype(Vec16<T>::v);
         Vec16<T> cache[RMS_CACHE];
         Vec16<T> wcache[RMS_W_EARLY ? RMS_CACHE : 1];
         if (cached) {
 #pragma unroll
             for (int k = 0; k < RMS_CACHE; ++k) {
-                const int c = threadIdx.x + k * RMS_BLOCK;
+                const int c = tid + k * kThreads;
                 if (c < chunks) {
                     cache[k].v = reinterpret_cast<const V*>(xr)[c];
                     if (RMS_W_EARLY)
@@ -96,55 +144,59 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
                     acc[k % kSlots] = a;
                 }
             }
+            if (RMS_WARP_ROWS)
+                total = warp_row_total(acc, chunks, lane);
+        } else if (RMS_WARP_ROWS) { // rounds of 32 x kSlots chunks, so each slot is fixed
+            for (int base = lane; base < chunks; base += 32 * kSlots) {
+#pragma unroll
+                for (int s = 0; s < kSlots; ++s)
+                    if (base + 32 * s < chunks)
+                        acc[s] = add_squares(acc[s], xr, base + 32 * s, n, vec);
+            }
+            total = warp_row_total(acc, chunks, lane);
         } else {
             int slot = 0;
-            for (int c = threadIdx.x; c < chunks; c += RMS_BLOCK) {
+            for (int c = tid; c < chunks; c += kThreads) {
                 float a = 0.0f;
 #pragma unroll
                 for (int s = 0; s < kSlots; ++s)
                     a = s == slot ? acc[s] : a;
-                if (vec) {
-                    const Vec16<T> v{reinterpret_cast<const V*>(xr)[c]};
-#pragma unroll
-                    for (int i = 0; i < kChunk; ++i)
-                        a = __fmaf_rn(v.get(i), v.get(i), a);
-                } else {
-                    for (int i = c * kChunk; i < min(n, (c + 1) * kChunk); ++i) {
-                        const float v = to_float(xr[i]);
-                        a = __fmaf_rn(v, v, a);
-                    }
-                }
+                a = add_squares(a, xr, c, n, vec);
 #pragma unroll
                 for (int s = 0; s < kSlots; ++s)
                     acc[s] = s == slot ? a : acc[s];
                 slot = slot + 1 == kSlots ? 0 : slot + 1;
             }
         }
-        // Partial j = threadIdx.x + s * RMS_BLOCK sits in lane j % 32 of "virtual warp" j / 32,
-        // exactly where a block of RMS_WIDTH threads would hold it. Partial j holds chunks
-        // j, j + RMS_WIDTH, ...: a virtual warp from chunk `chunks` on holds only zeros, whose
-        // sum (0) needs no shuffles (a narrow row's reduction skips most of the tree, same bits).
-        __syncthreads(); // scratch and total may still be read for the previous row
+        // Partial j = tid + s * kThreads sits in lane j % 32 of "virtual warp" j / 32, exactly
+        // where a block of RMS_WIDTH threads would hold it. Partial j holds chunks j,
+        // j + RMS_WIDTH, ...: a virtual warp from chunk `chunks` on holds only zeros, whose sum
+        // (0) needs no shuffles (a narrow row's reduction skips most of the tree, same bits).
+        // A warp row has its total already (warp_row_total).
+        if (!RMS_WARP_ROWS) {
+            __syncthreads(); // scratch and total may still be read for the previous row
 #pragma unroll
-        for (int s = 0; s < kSlots; ++s) {
-            const int first = (warp + s * (RMS_BLOCK / 32)) * 32; // the virtual warp's partial 0
-            const float v = first < chunks ? warp_sum(acc[s]) : 0.0f;
-            if (lane == 0)
-                scratch[warp + s * (RMS_BLOCK / 32)] = v;
+            for (int s = 0; s < kSlots; ++s) {
+                const int first = (warp + s * (RMS_BLOCK / 32)) * 32; // the virtual warp's partial 0
+                const float v = first < chunks ? warp_sum(acc[s]) : 0.0f;
+                if (lane == 0)
+                    scratch[warp + s * (RMS_BLOCK / 32)] = v;
+            }
+            __syncthreads();
+            if (warp == 0) {
+                const float v = warp_sum(lane < RMS_WIDTH / 32 ? scratch[lane] : 0.0f);
+                if (lane == 0)
+                    total_shared = v;
+            }
+            __syncthreads();
+            total = total_shared;
         }
-        __syncthreads();
-        if (warp == 0) {
-            const float v = warp_sum(lane < RMS_WIDTH / 32 ? scratch[lane] : 0.0f);
-            if (lane == 0)
-                total = v;
-        }
-        __syncthreads();
         // Exact division and square root: the scale is computed once per row.
         const float inv = 1.0f / sqrtf(total / static_cast<float>(n) + eps);
         if (cached) {
 #pragma unroll
             for (int k = 0; k < RMS_CACHE; ++k) {
-                const int c = threadIdx.x + k * RMS_BLOCK;
+                const int c = tid + k * kThreads;
                 if (c < chunks) {
                     const Vec16<T> wv = RMS_W_EARLY ? wcache[RMS_W_EARLY ? k : 0]
                                                     : Vec16<T>{reinterpret_cast<const V*>(w)[c]};
@@ -156,7 +208,7 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
                 }
             }
         } else if (vec) {
-            for (int c = threadIdx.x; c < chunks; c += RMS_BLOCK) {
+            for (int c = tid; c < chunks; c += kThreads) {
                 const Vec16<T> xv{reinterpret_cast<const V*>(xr)[c]};
                 const Vec16<T> wv{reinterpret_cast<const V*>(w)[c]};
                 Vec16<T> out;
@@ -166,7 +218,7 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
                 reinterpret_cast<V*>(yr)[c] = out.v;
             }
         } else {
-            for (int i = threadIdx.x; i < n; i += RMS_BLOCK)
+            for (int i = tid; i < n; i += kThreads)
                 yr[i] = from_float<T>(__fmul_rn(__fmul_rn(to_float(xr[i]), inv), to_float(w[i])));
         }
     }

@@ -71,7 +71,7 @@ TEST_CASE("shapes parse against the kernel's keys and mistakes are named") {
                          NotFoundError);
     const Defines d =
         merge_defines(kc.defines, std::vector<std::string>{"RMS_BLOCK=1024", "X"});
-    CHECK(defines_text(d) == "RMS_BLOCK=1024 X=1");
+    CHECK(defines_text(d) == "RMS_BLOCK=1024 RMS_WARP_ROWS=0 X=1");
     CHECK_THROWS_AS(merge_defines(kc.defines, std::vector<std::string>{"9=1"}), ConfigError);
 }
 
@@ -198,7 +198,7 @@ TEST_CASE("bench times rms_norm directly and as a graph with L2 flush and input 
     const KernelContract& kc = kernel_contract("rms_norm");
     const CasePlan plan = plan_case(kc, parse_shape(kc, "rows=256,n=7168"), DType::f32);
     const auto arms = prepare_arms(engine, kc, {kc.defines}, device);
-    CHECK(arms[0].provenance.defines == "RMS_BLOCK=256");
+    CHECK(arms[0].provenance.defines == "RMS_BLOCK=256 RMS_WARP_ROWS=0");
     CHECK(arms[0].provenance.source_hash.size() == 12);
     CaseBuffers buffers(plan, 1, 2);
     for (bool graph : {false, true}) {

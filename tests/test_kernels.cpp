@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string_view>
 
 using namespace kjit;
 
@@ -255,14 +256,18 @@ TEST_CASE("delta-rule decode matches the reference and is bit-identical across B
     }
 }
 
-TEST_CASE("rms_norm is bit-identical across block widths and load paths and not across widths") {
+TEST_CASE("rms_norm is bit-identical across block widths and row groups and load paths and not across widths") {
     KJIT_REQUIRE_DEVICE();
     Fixture f;
     KJIT_TEST_RANDOM_SEED(seed);
+    // Rows of 1792 chunks and more (fp32; bf16 896), 250 (125) and 2 chunks (the warp rows'
+    // register cache holds 32 x RMS_CACHE); 333 rows leave a block of warp rows part empty.
+    for (const char* shape : {"rows=64,n=7168", "rows=333,n=1000", "rows=333,n=8"})
     for (DType d : {DType::f32, DType::bf16}) {
+        CAPTURE(shape);
         const std::size_t es = dtype_size(d);
         const auto run = [&](const Defines& defines, bool misaligned) {
-            const CasePlan plan = plan_at("rms_norm", "rows=64,n=7168", d, defines);
+            const CasePlan plan = plan_at("rms_norm", shape, d, defines);
             const PreparedArm arm = f.prepare("rms_norm", defines);
             const std::vector<HostBuffer> inputs = generated_inputs(plan, seed);
             // One element of padding in front: the same values, no longer 16-byte aligned, so
@@ -292,9 +297,17 @@ TEST_CASE("rms_norm is bit-identical across block widths and load paths and not 
         CHECK(run({{"RMS_BLOCK", "64"}}, false) == base);
         CHECK(run({{"RMS_BLOCK", "1024"}}, false) == base);
         CHECK(run({{"RMS_BLOCK", "256"}}, true) == base);
+        // A warp per row: cached (RMS_CACHE 8 and 32) and read twice (RMS_CACHE 1), aligned or not.
+        const Defines warp_rows{{"RMS_BLOCK", "128"}, {"RMS_WARP_ROWS", "1"}};
+        CHECK(run(warp_rows, false) == base);
+        CHECK(run(warp_rows, true) == base);
+        CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_WARP_ROWS", "1"}, {"RMS_CACHE", "32"}}, false) ==
+              base);
+        CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "1"}, {"RMS_CACHE", "1"}}, false) == base);
         // A narrower reduction regroups the sum. In fp32 that moves bits; bf16 inputs square
         // to 16 significant bits, and their sums are often exact in any grouping.
-        if (d == DType::f32)
+        // (Rows of 250 chunks and fewer sum the same partials either way.)
+        if (d == DType::f32 && std::string_view(shape) == "rows=64,n=7168")
             CHECK(run({{"RMS_BLOCK", "128"}, {"RMS_WIDTH", "512"}}, false) != base);
     }
 }
