@@ -249,7 +249,10 @@ std::string ledger_table(const std::vector<LedgerRecord>& records) {
     };
     std::map<std::pair<std::string, std::string>, Row> rows;
     for (const auto& r : records) {
-        Row& row = rows[{r.kernel, r.variant + "|" + r.grid.str() + r.block.str()}];
+        // A kernel's timed launches and its untimed ones (a plan's steps) are separate rows: the
+        // timed total stays a total of what was timed, the untimed calls are still counted.
+        Row& row = rows[{r.kernel, r.variant + "|" + r.grid.str() + r.block.str() +
+                                       (r.ms >= 0 ? "" : "|untimed")}];
         row.kernel = r.kernel;
         row.variant = r.variant;
         row.grid = r.grid.str();

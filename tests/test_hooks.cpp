@@ -77,6 +77,16 @@ TEST_CASE("the ledger table ranks by recoverable SM-time and flags starved launc
     CHECK(scan < conv);
     CHECK(table.find("0.8%") != std::string::npos);
     CHECK(table.find("<< under 50% of SMs") < conv);
+    // A kernel launched alone (timed) and as a plan's step (untimed, ms -1): two rows, the
+    // timed one keeping its total.
+    const std::vector<LedgerRecord> mixed{
+        {"norm", "norm#1", {64, 1, 1}, {256, 1, 1}, 0, 32, 8, 0.5, 64.0 / 132, 2.5},
+        {"norm", "norm#1", {64, 1, 1}, {256, 1, 1}, 0, 32, 8, 0.5, 64.0 / 132, -1},
+        {"norm", "norm#1", {64, 1, 1}, {256, 1, 1}, 0, 32, 8, 0.5, 64.0 / 132, -1}};
+    const std::string split = ledger_table(mixed);
+    INFO(split);
+    CHECK(split.find("      1   2.500000") != std::string::npos);
+    CHECK(split.find("      2          -") != std::string::npos);
     std::ofstream(dir.path() / "bad.csv") << "header\nk,v,1x1x1,1x1x1,0,1\n";
     CHECK_THROWS_WITH_AS((void)read_ledger_csv(dir.path() / "bad.csv"),
                          doctest::Contains("bad.csv:2: error: malformed ledger row"), ConfigError);
