@@ -35,7 +35,8 @@ KernelContract rms_norm_contract() {
     c.dtypes = {DType::f32, DType::bf16};
     c.defines = {{"RMS_BLOCK", "256"}, {"RMS_WARP_ROWS", "0"}};
     // One block per row by default (RMS_WARP_ROWS=1: a warp per row, RMS_BLOCK / 32 rows per
-    // block); a smaller grid strides over the rows.
+    // block); ROWS_PER_LAUNCH caps the blocks (named when a block was a row), and a smaller
+    // grid strides over the rows.
     c.launch_params = {{"ROWS_PER_LAUNCH", "rows"}};
     c.args = {
         input_arg("x", "rows * n"),               // rows x n, row-major

@@ -260,14 +260,19 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
     KJIT_REQUIRE_DEVICE();
     Fixture f;
     KJIT_TEST_RANDOM_SEED(seed);
-    // Rows of 1792 chunks and more (fp32; bf16 896), 250 (125) and 2 chunks (the warp rows'
-    // register cache holds 32 x RMS_CACHE); 333 rows leave a block of warp rows part empty.
-    for (const char* shape : {"rows=64,n=7168", "rows=333,n=1000", "rows=333,n=8"})
+    // Rows of 1792 chunks (fp32; bf16 896), 4096 (2048: two rounds of a warp's 1024 partials in
+    // either dtype), 250 (125) and 2 chunks (a warp row's register cache holds 32 x RMS_CACHE),
+    // and n = 1001, whose last chunk is partial (the element-by-element path in every form);
+    // 333 rows leave a block of warp rows part empty.
+    for (const char* shape :
+         {"rows=64,n=7168", "rows=16,n=16384", "rows=333,n=1000", "rows=333,n=1001", "rows=333,n=8"})
     for (DType d : {DType::f32, DType::bf16}) {
         CAPTURE(shape);
         const std::size_t es = dtype_size(d);
-        const auto run = [&](const Defines& defines, bool misaligned) {
-            const CasePlan plan = plan_at("rms_norm", shape, d, defines);
+        const KernelContract& kc = kernel_contract("rms_norm");
+        const auto run = [&](const Defines& defines, bool misaligned,
+                             const LaunchValues& launch = {}) {
+            const CasePlan plan = plan_case(kc, parse_shape(kc, shape), d, defines, launch);
             const PreparedArm arm = f.prepare("rms_norm", defines);
             const std::vector<HostBuffer> inputs = generated_inputs(plan, seed);
             // One element of padding in front: the same values, no longer 16-byte aligned, so
@@ -297,18 +302,27 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
         CHECK(run({{"RMS_BLOCK", "64"}}, false) == base);
         CHECK(run({{"RMS_BLOCK", "1024"}}, false) == base);
         CHECK(run({{"RMS_BLOCK", "256"}}, true) == base);
-        // A warp per row: cached (RMS_CACHE 8 and 32) and read twice (RMS_CACHE 1), aligned or not.
+        // A warp per row: RMS_CACHE 8, 32 and 1 (rows of more than 256, 1024 and 32 chunks read
+        // twice), aligned or not, the weight loaded early, and 7 blocks striding over the rows.
         const Defines warp_rows{{"RMS_BLOCK", "128"}, {"RMS_WARP_ROWS", "1"}};
         CHECK(run(warp_rows, false) == base);
         CHECK(run(warp_rows, true) == base);
         CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_WARP_ROWS", "1"}, {"RMS_CACHE", "32"}}, false) ==
               base);
         CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "1"}, {"RMS_CACHE", "1"}}, false) == base);
-        // A narrower reduction regroups the sum. In fp32 that moves bits; bf16 inputs square
-        // to 16 significant bits, and their sums are often exact in any grouping.
-        // (Rows of 250 chunks and fewer sum the same partials either way.)
+        CHECK(run({{"RMS_BLOCK", "128"}, {"RMS_WARP_ROWS", "1"}, {"RMS_CACHE", "4"},
+                   {"RMS_W_EARLY", "1"}},
+                  false) == base);
+        CHECK(run(warp_rows, false, {{"ROWS_PER_LAUNCH", 7}}) == base);
+        CHECK(run({{"RMS_BLOCK", "256"}}, false, {{"ROWS_PER_LAUNCH", 7}}) == base);
+        // A narrower reduction regroups the sum, the same way in both forms. In fp32 that moves
+        // bits; bf16 inputs square to 16 significant bits, and their sums are often exact in any
+        // grouping (and rows of 250 chunks and fewer sum the same partials either way).
+        const auto narrow = run({{"RMS_BLOCK", "128"}, {"RMS_WIDTH", "512"}}, false);
+        CHECK(run({{"RMS_BLOCK", "128"}, {"RMS_WIDTH", "512"}, {"RMS_WARP_ROWS", "1"}}, false) ==
+              narrow);
         if (d == DType::f32 && std::string_view(shape) == "rows=64,n=7168")
-            CHECK(run({{"RMS_BLOCK", "128"}, {"RMS_WIDTH", "512"}}, false) != base);
+            CHECK(narrow != base);
     }
 }
 
