@@ -183,7 +183,6 @@ void Plan::launch(CUstream stream) const {
     detail::plan_exit(observers, steps);
 }
 
-
 CUdeviceptr Plan::step_block(const Context& context, std::size_t bytes) {
     if (bytes == 0 || bytes % 8 != 0 || bytes > kMaxStepBlock)
         throw ConfigError("a step block is a multiple of 8 bytes up to " +

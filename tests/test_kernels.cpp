@@ -22,9 +22,9 @@ using namespace kjit;
 namespace {
 
 CasePlan plan_at(const std::string& kernel, const std::string& shape, DType dtype,
-                 const Defines& defines = {}) {
+                 const Defines& defines = {}, const LaunchValues& launch = {}) {
     const KernelContract& c = kernel_contract(kernel);
-    return plan_case(c, parse_shape(c, shape), dtype, defines);
+    return plan_case(c, parse_shape(c, shape), dtype, defines, launch);
 }
 
 /// test::GpuEngine that prepares a contract with its defines overridden.
@@ -269,10 +269,9 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
     for (DType d : {DType::f32, DType::bf16}) {
         CAPTURE(shape);
         const std::size_t es = dtype_size(d);
-        const KernelContract& kc = kernel_contract("rms_norm");
         const auto run = [&](const Defines& defines, bool misaligned,
                              const LaunchValues& launch = {}) {
-            const CasePlan plan = plan_case(kc, parse_shape(kc, shape), d, defines, launch);
+            const CasePlan plan = plan_at("rms_norm", shape, d, defines, launch);
             const PreparedArm arm = f.prepare("rms_norm", defines);
             const std::vector<HostBuffer> inputs = generated_inputs(plan, seed);
             // One element of padding in front: the same values, no longer 16-byte aligned, so
