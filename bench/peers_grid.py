@@ -117,7 +117,7 @@ class KjitSource:
         fn, d = self.function(f"rms_norm_{dtype}")
         rows, n = x.shape
         block = int(d["RMS_BLOCK"])
-        per_block = block // 32 if int(d.get("RMS_WARP_ROWS", "0")) else 1  # a warp or a block a row
+        per_block = block // 32 * int(d.get("RMS_WARP_ROWS", "0")) or 1  # rows per block
         return lambda: fn(-(-rows // per_block), block, x, w, y, rows, n, eps)
 
     def delta_rule_launcher(self, q, k, v, g, beta, state, o, scale):
@@ -369,7 +369,8 @@ def rms_norm_rows(a, grid, kjit_for, timer, ceiling):
                 kjit, used = kjit_for((dname, rows, n))
                 config = (f"B{used['RMS_BLOCK']}xC{used.get('RMS_CACHE', 8)}"
                           + ("xW" if used.get("RMS_W_EARLY") == "1" else "")
-                          + ("xR" if int(used.get("RMS_WARP_ROWS", "0")) else ""))
+                          + (f"xR{used['RMS_WARP_ROWS']}" if int(used.get("RMS_WARP_ROWS", "0"))
+                             else ""))
                 ours = kjit.rms_norm_launcher(dname, x, w, y, eps)
                 ours()
                 peers, diffs, alone = rms_norm_peers(n, eps), {}, {}

@@ -1,7 +1,7 @@
 // RMS normalization over the last axis: y[r, i] = x[r, i] / sqrt(mean_i(x[r, :]^2) + eps) * w[i]
 // for rows x n, fp32 or bf16 in and out, fp32 accumulation. One block per row, or with
-// RMS_WARP_ROWS=1 one warp per row (RMS_BLOCK / 32 rows per block); grid-stride over rows, so
-// any grid gives the same result (the contract's: ceil(rows / rows per block)).
+// RMS_WARP_ROWS=k one warp per k rows (RMS_BLOCK / 32 * k rows per block); grid-stride over
+// rows, so any grid gives the same result (the contract's: ceil(rows / rows per block)).
 //
 // Numerics: the row is cut into chunks of 16 bytes (4 fp32 or 8 bf16 elements); chunk c adds
 // its squares, in order, into partial sum c mod RMS_WIDTH; the RMS_WIDTH partials are then
@@ -25,8 +25,9 @@
 #endif
 
 #ifndef RMS_WARP_ROWS
-#define RMS_WARP_ROWS 0 // 1: a warp owns a row and reduces it with shuffles alone (no shared
-                        // memory, no block barrier): for narrow rows, many per block
+#define RMS_WARP_ROWS 0 // k >= 1: a warp owns k rows at a time and reduces each with shuffles
+                        // alone (no shared memory, no block barrier): for narrow rows, many per
+                        // block; a cached row group loads all k rows before reducing any
 #endif
 
 #ifndef RMS_W_EARLY
@@ -95,6 +96,68 @@ __device__ __forceinline__ float warp_row_total(const float (&acc)[kSlots], int 
         mine = lane == s ? v : mine;
     }
     return warp_sum(mine);
+}
+
+/// RMS_WARP_ROWS rows from row0 on (those below `rows`), each cached in its warp's registers:
+/// every row's chunks are loaded before any row is reduced, and each weight chunk once for all.
+/// The same operations per row as a single warp row: the same bits.
+template <class T>
+__device__ __forceinline__ void warp_rows_cached(const T* __restrict__ x, const T* __restrict__ w,
+                                                 T* __restrict__ y, int row0, int rows, int n,
+                                                 int chunks, float eps, int lane) {
+    constexpr int kChunk = Vec16<T>::kCount;
+    constexpr int kSlots = RMS_WIDTH / 32;
+    using V = decltype(Vec16<T>::v);
+    Vec16<T> cache[RMS_WARP_ROWS][RMS_CACHE];
+#pragma unroll
+    for (int j = 0; j < RMS_WARP_ROWS; ++j) {
+        const V* xr = reinterpret_cast<const V*>(x + static_cast<long long>(row0 + j) * n);
+#pragma unroll
+        for (int k = 0; k < RMS_CACHE; ++k) {
+            const int c = lane + k * 32;
+            if (row0 + j < rows && c < chunks)
+                cache[j][k].v = xr[c];
+        }
+    }
+    float inv[RMS_WARP_ROWS] = {};
+#pragma unroll
+    for (int j = 0; j < RMS_WARP_ROWS; ++j) {
+        if (row0 + j >= rows) // the same for the whole warp
+            break;
+        float acc[kSlots];
+#pragma unroll
+        for (int s = 0; s < kSlots; ++s)
+            acc[s] = 0.0f;
+#pragma unroll
+        for (int k = 0; k < RMS_CACHE; ++k) {
+            if (lane + k * 32 < chunks) {
+                float a = acc[k % kSlots];
+#pragma unroll
+                for (int i = 0; i < kChunk; ++i)
+                    a = __fmaf_rn(cache[j][k].get(i), cache[j][k].get(i), a);
+                acc[k % kSlots] = a;
+            }
+        }
+        inv[j] = 1.0f / sqrtf(warp_row_total(acc, chunks, lane) / static_cast<float>(n) + eps);
+    }
+#pragma unroll
+    for (int k = 0; k < RMS_CACHE; ++k) {
+        const int c = lane + k * 32;
+        if (c < chunks) {
+            const Vec16<T> wv{reinterpret_cast<const V*>(w)[c]};
+#pragma unroll
+            for (int j = 0; j < RMS_WARP_ROWS; ++j) {
+                if (row0 + j < rows) {
+                    Vec16<T> out;
+#pragma unroll
+                    for (int i = 0; i < kChunk; ++i)
+                        out.set(i, from_float<T>(__fmul_rn(__fmul_rn(cache[j][k].get(i), inv[j]),
+                                                           wv.get(i))));
+                    reinterpret_cast<V*>(y + static_cast<long long>(row0 + j) * n)[c] = out.v;
+                }
+            }
+        }
+    }
 }
 
 template <class T>
@@ -227,16 +290,38 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
     }
 }
 
+/// All rows: with RMS_WARP_ROWS > 1, in groups of that many per warp where a row fits the
+/// warp's registers (warp_rows_cached); else one row per block or warp (rms_norm_rows, which
+/// strides over the rows whatever the grid).
+template <class T>
+__device__ __forceinline__ void rms_norm_all(const T* __restrict__ x, const T* __restrict__ w,
+                                             T* __restrict__ y, int rows, int n, float eps) {
+    if constexpr (RMS_WARP_ROWS > 1) {
+        constexpr int kChunk = Vec16<T>::kCount;
+        constexpr int kGroups = RMS_BLOCK / 32; // row groups per block
+        const int chunks = (n + kChunk - 1) / kChunk;
+        if (n % kChunk == 0 && (reinterpret_cast<size_t>(x) & 15) == 0 &&
+            (reinterpret_cast<size_t>(y) & 15) == 0 && (reinterpret_cast<size_t>(w) & 15) == 0 &&
+            chunks <= RMS_CACHE * 32) {
+            for (int row0 = (blockIdx.x * kGroups + (threadIdx.x >> 5)) * RMS_WARP_ROWS;
+                 row0 < rows; row0 += gridDim.x * kGroups * RMS_WARP_ROWS)
+                warp_rows_cached(x, w, y, row0, rows, n, chunks, eps, threadIdx.x & 31);
+            return;
+        }
+    }
+    rms_norm_rows(x, w, y, rows, n, eps);
+}
+
 extern "C" __global__ void __launch_bounds__(RMS_BLOCK)
     rms_norm_f32(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
                  int rows, int n, float eps) {
     pdl_chain_step();
-    rms_norm_rows(x, w, y, rows, n, eps);
+    rms_norm_all(x, w, y, rows, n, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(RMS_BLOCK)
     rms_norm_bf16(const bf16* __restrict__ x, const bf16* __restrict__ w, bf16* __restrict__ y,
                   int rows, int n, float eps) {
     pdl_chain_step();
-    rms_norm_rows(x, w, y, rows, n, eps);
+    rms_norm_all(x, w, y, rows, n, eps);
 }

@@ -34,8 +34,8 @@ KernelContract rms_norm_contract() {
     c.shape_keys = {"rows", "n"};
     c.dtypes = {DType::f32, DType::bf16};
     c.defines = {{"RMS_BLOCK", "256"}, {"RMS_WARP_ROWS", "0"}};
-    // One block per row by default (RMS_WARP_ROWS=1: a warp per row, RMS_BLOCK / 32 rows per
-    // block); ROWS_PER_LAUNCH caps the blocks (named when a block was a row), and a smaller
+    // One block per row by default (RMS_WARP_ROWS=k: a warp per k rows, RMS_BLOCK / 32 * k rows
+    // per block); ROWS_PER_LAUNCH caps the blocks (named when a block was a row), and a smaller
     // grid strides over the rows.
     c.launch_params = {{"ROWS_PER_LAUNCH", "rows"}};
     c.args = {
@@ -47,7 +47,7 @@ KernelContract rms_norm_contract() {
         scalar_arg("eps", ArgType::f32, "1e-6"),  // the fp32 1e-6f the reference reads back
     };
     c.pipeline = {launch_step({{DType::f32, "rms_norm_f32"}, {DType::bf16, "rms_norm_bf16"}},
-                              {"min(ceil_div(rows, RMS_WARP_ROWS ? RMS_BLOCK / 32 : 1), "
+                              {"min(ceil_div(rows, RMS_WARP_ROWS ? RMS_BLOCK / 32 * RMS_WARP_ROWS : 1), "
                                "ROWS_PER_LAUNCH)"},
                               {"RMS_BLOCK"})};
     // Read x and w, write y; per element one FMA for the sum of squares and two multiplies.
@@ -61,6 +61,7 @@ KernelContract rms_norm_contract() {
         c.check_shapes.push_back({"rows=1,n=7168", {d}, {"RMS_BLOCK=1024"}});
         c.check_shapes.push_back({"rows=333,n=1000", {d}, {"RMS_BLOCK=128"}});
         c.check_shapes.push_back({"rows=333,n=1000", {d}, {"RMS_BLOCK=128", "RMS_WARP_ROWS=1"}});
+        c.check_shapes.push_back({"rows=333,n=1000", {d}, {"RMS_BLOCK=64", "RMS_WARP_ROWS=2"}});
     }
     // Decode (one row), a width that is no multiple of any block, and a prefill batch.
     c.digest_shapes = {"rows=1,n=7168", "rows=333,n=1000", "rows=4096,n=7168"};

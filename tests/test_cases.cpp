@@ -403,9 +403,9 @@ TEST_CASE("the default check cases cover every contract in every dtype and are a
     CHECK(specs.front().name == "rms_norm/RMS_BLOCK=256/RMS_WARP_ROWS=0");
     CHECK(check_defines({"conv1d", "b=3,c=5,t=37", DType::f32, {"CONV_SILU=0"}}) ==
           Defines{{"CONV_BLOCK", "64"}, {"CONV_SEGS", "0"}, {"CONV_SILU", "0"}, {"CONV_TILE", "16"}});
-    CHECK(cases.size() == 20);
-    CHECK(cases[3].dtype == DType::f32); // rms_norm's four f32 cases, then its bf16 ones
-    CHECK(cases[4].dtype == DType::bf16);
+    CHECK(cases.size() == 22);
+    CHECK(cases[4].dtype == DType::f32); // rms_norm's five f32 cases, then its bf16 ones
+    CHECK(cases[5].dtype == DType::bf16);
 }
 
 } // TEST_SUITE

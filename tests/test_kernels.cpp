@@ -313,6 +313,16 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
                    {"RMS_W_EARLY", "1"}},
                   false) == base);
         CHECK(run(warp_rows, false, {{"ROWS_PER_LAUNCH", 7}}) == base);
+        // Rows in groups of 2 and 3 per warp (333 rows leave a partial last group); rows that
+        // do not fit the group's registers, or are misaligned, go one per warp.
+        CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}, {"RMS_CACHE", "8"}}, false) ==
+              base);
+        CHECK(run({{"RMS_BLOCK", "128"}, {"RMS_WARP_ROWS", "3"}, {"RMS_CACHE", "4"}}, false) ==
+              base);
+        CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}, {"RMS_CACHE", "1"}}, false) == base);
+        CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}}, true) == base);
+        CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}}, false, {{"ROWS_PER_LAUNCH", 7}}) ==
+              base);
         CHECK(run({{"RMS_BLOCK", "256"}}, false, {{"ROWS_PER_LAUNCH", 7}}) == base);
         // A narrower reduction regroups the sum, the same way in both forms. In fp32 that moves
         // bits; bf16 inputs square to 16 significant bits, and their sums are often exact in any
