@@ -50,6 +50,10 @@ template <> struct Vec16<float> {
     __device__ __forceinline__ void set(int i, float f) {
         (i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w) = f;
     }
+    __device__ __forceinline__ void set_pair(int p, float lo, float hi) {
+        set(2 * p, lo);
+        set(2 * p + 1, hi);
+    }
 };
 template <> struct Vec16<bf16> {
     uint4 v;
@@ -61,6 +65,14 @@ template <> struct Vec16<bf16> {
     __device__ __forceinline__ void set(int i, bf16 h) {
         unsigned& w = i < 2 ? v.x : i < 4 ? v.y : i < 6 ? v.z : v.w;
         w = (i & 1) ? ((w & 0x0000ffffu) | (unsigned(h.bits) << 16)) : ((w & 0xffff0000u) | h.bits);
+    }
+    /// Elements 2 p and 2 p + 1 from lo and hi in one hardware conversion (round to nearest
+    /// even, as from_float); a NaN takes from_float's rule, so the bits are set()'s.
+    __device__ __forceinline__ void set_pair(int p, float lo, float hi) {
+        unsigned& w = p == 0 ? v.x : p == 1 ? v.y : p == 2 ? v.z : v.w;
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
+        if (lo != lo || hi != hi)
+            w = unsigned(from_float<bf16>(lo).bits) | (unsigned(from_float<bf16>(hi).bits) << 16);
     }
 };
 
@@ -106,7 +118,9 @@ __device__ __forceinline__ void warp_rows_cached(const T* __restrict__ x, const 
                                                  T* __restrict__ y, int row0, int rows, int n,
                                                  int chunks, float eps, int lane) {
     constexpr int kChunk = Vec16<T>::kCount;
-    constexpr int kSlots = RMS_WIDTH / 32;
+    // Partials a lane can hold: RMS_WIDTH / 32, of which a row of RMS_CACHE chunks per lane
+    // fills the first RMS_CACHE; the others are zero and their warp sums 0, so they are left out.
+    constexpr int kSlots = RMS_CACHE < RMS_WIDTH / 32 ? RMS_CACHE : RMS_WIDTH / 32;
     using V = decltype(Vec16<T>::v);
     Vec16<T> cache[RMS_WARP_ROWS][RMS_CACHE];
 #pragma unroll
@@ -150,9 +164,10 @@ __device__ __forceinline__ void warp_rows_cached(const T* __restrict__ x, const 
                 if (row0 + j < rows) {
                     Vec16<T> out;
 #pragma unroll
-                    for (int i = 0; i < kChunk; ++i)
-                        out.set(i, from_float<T>(__fmul_rn(__fmul_rn(cache[j][k].get(i), inv[j]),
-                                                           wv.get(i))));
+                    for (int i = 0; i < kChunk; i += 2)
+                        out.set_pair(i / 2, __fmul_rn(__fmul_rn(cache[j][k].get(i), inv[j]), wv.get(i)),
+                                     __fmul_rn(__fmul_rn(cache[j][k].get(i + 1), inv[j]),
+                                               wv.get(i + 1)));
                     reinterpret_cast<V*>(y + static_cast<long long>(row0 + j) * n)[c] = out.v;
                 }
             }
