@@ -270,10 +270,21 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
         CAPTURE(shape);
         const std::size_t es = dtype_size(d);
         const auto run = [&](const Defines& defines, bool misaligned,
-                             const LaunchValues& launch = {}) {
+                             const LaunchValues& launch = {}, bool special = false) {
             const CasePlan plan = plan_at("rms_norm", shape, d, defines, launch);
             const PreparedArm arm = f.prepare("rms_norm", defines);
-            const std::vector<HostBuffer> inputs = generated_inputs(plan, seed);
+            std::vector<HostBuffer> inputs = generated_inputs(plan, seed);
+            if (special) // x: a quiet NaN with a payload in row 5, a negative one in row 6, inf in row 7
+                for (const auto& [row, f32, b16] :
+                     {std::tuple{5, 0x7fc00123u, 0x7fc1u}, std::tuple{6, 0xffc00000u, 0xffc0u},
+                      std::tuple{7, 0x7f800000u, 0x7f80u}}) {
+                    std::byte* at = inputs[0].bytes.data() +
+                                    (static_cast<std::size_t>(row) * plan.shape.at("n")) * es;
+                    if (d == DType::f32)
+                        std::memcpy(at, &f32, 4);
+                    else
+                        std::memcpy(at, &b16, 2);
+                }
             // One element of padding in front: the same values, no longer 16-byte aligned, so
             // the element-by-element path runs.
             const std::size_t off = misaligned ? es : 0;
@@ -324,6 +335,12 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
         CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}}, false, {{"ROWS_PER_LAUNCH", 7}}) ==
               base);
         CHECK(run({{"RMS_BLOCK", "256"}}, false, {{"ROWS_PER_LAUNCH", 7}}) == base);
+        // NaN and inf in x: the row groups' paired bf16 conversion keeps from_float's bits.
+        const auto special = run({{"RMS_BLOCK", "256"}}, false, {}, true);
+        CHECK(special != base);
+        CHECK(run(warp_rows, false, {}, true) == special);
+        CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}, {"RMS_CACHE", "8"}}, false, {}, true) ==
+              special);
         // A narrower reduction regroups the sum, the same way in both forms. In fp32 that moves
         // bits; bf16 inputs square to 16 significant bits, and their sums are often exact in any
         // grouping (and rows of 250 chunks and fewer sum the same partials either way).
