@@ -27,7 +27,8 @@
 #ifndef RMS_WARP_ROWS
 #define RMS_WARP_ROWS 0 // k >= 1: a warp owns k rows at a time and reduces each with shuffles
                         // alone (no shared memory, no block barrier): for narrow rows, many per
-                        // block; a cached row group loads all k rows before reducing any
+                        // block; a cached row group loads all k rows before reducing any (k >= 2
+                        // loads the weight after the reduction: RMS_W_EARLY does not apply)
 #endif
 
 #ifndef RMS_W_EARLY
@@ -67,7 +68,9 @@ template <> struct Vec16<bf16> {
         w = (i & 1) ? ((w & 0x0000ffffu) | (unsigned(h.bits) << 16)) : ((w & 0xffff0000u) | h.bits);
     }
     /// Elements 2 p and 2 p + 1 from lo and hi in one hardware conversion (round to nearest
-    /// even, as from_float); a NaN takes from_float's rule, so the bits are set()'s.
+    /// even, as from_float: equal for every non-NaN float); a NaN takes from_float's rule, so the
+    /// bits are set()'s. (In this kernel a NaN here is a product, which the GPU returns as
+    /// 0x7fffffff, and both rules give 0x7fff for it: the fallback guards other inputs.)
     __device__ __forceinline__ void set_pair(int p, float lo, float hi) {
         unsigned& w = p == 0 ? v.x : p == 1 ? v.y : p == 2 ? v.z : v.w;
         asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
