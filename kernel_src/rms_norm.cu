@@ -168,9 +168,9 @@ __device__ __forceinline__ void warp_rows_cached(const T* __restrict__ x, const 
                     Vec16<T> out;
 #pragma unroll
                     for (int i = 0; i < kChunk; i += 2)
-                        out.set_pair(i / 2, __fmul_rn(__fmul_rn(cache[j][k].get(i), inv[j]), wv.get(i)),
-                                     __fmul_rn(__fmul_rn(cache[j][k].get(i + 1), inv[j]),
-                                               wv.get(i + 1)));
+                        out.set_pair(
+                            i / 2, __fmul_rn(__fmul_rn(cache[j][k].get(i), inv[j]), wv.get(i)),
+                            __fmul_rn(__fmul_rn(cache[j][k].get(i + 1), inv[j]), wv.get(i + 1)));
                     reinterpret_cast<V*>(y + static_cast<long long>(row0 + j) * n)[c] = out.v;
                 }
             }

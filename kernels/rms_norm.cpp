@@ -46,10 +46,11 @@ KernelContract rms_norm_contract() {
         scalar_arg("n", ArgType::i32, "n"),       // the row width
         scalar_arg("eps", ArgType::f32, "1e-6"),  // the fp32 1e-6f the reference reads back
     };
-    c.pipeline = {launch_step({{DType::f32, "rms_norm_f32"}, {DType::bf16, "rms_norm_bf16"}},
-                              {"min(ceil_div(rows, RMS_WARP_ROWS ? RMS_BLOCK / 32 * RMS_WARP_ROWS : 1), "
-                               "ROWS_PER_LAUNCH)"},
-                              {"RMS_BLOCK"})};
+    c.pipeline = {
+        launch_step({{DType::f32, "rms_norm_f32"}, {DType::bf16, "rms_norm_bf16"}},
+                    {"min(ceil_div(rows, RMS_WARP_ROWS ? RMS_BLOCK / 32 * RMS_WARP_ROWS : 1), "
+                     "ROWS_PER_LAUNCH)"},
+                    {"RMS_BLOCK"})};
     // Read x and w, write y; per element one FMA for the sum of squares and two multiplies.
     c.bytes = "(2 * rows * n + n) * dtype_size";
     c.flops = "4 * rows * n";

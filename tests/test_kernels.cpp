@@ -274,7 +274,7 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
             const CasePlan plan = plan_at("rms_norm", shape, d, defines, launch);
             const PreparedArm arm = f.prepare("rms_norm", defines);
             std::vector<HostBuffer> inputs = generated_inputs(plan, seed);
-            if (special) // x: a quiet NaN with a payload in row 5, a negative one in row 6, inf in row 7
+            if (special) // x: a NaN with a payload in row 5, a negative NaN in row 6, inf in row 7
                 for (const auto& [row, f32, b16] :
                      {std::tuple{5, 0x7fc00123u, 0x7fc1u}, std::tuple{6, 0xffc00000u, 0xffc0u},
                       std::tuple{7, 0x7f800000u, 0x7f80u}}) {
@@ -330,7 +330,8 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
               base);
         CHECK(run({{"RMS_BLOCK", "128"}, {"RMS_WARP_ROWS", "3"}, {"RMS_CACHE", "4"}}, false) ==
               base);
-        CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}, {"RMS_CACHE", "1"}}, false) == base);
+        CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}, {"RMS_CACHE", "1"}}, false) ==
+              base);
         CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}}, true) == base);
         CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}}, false, {{"ROWS_PER_LAUNCH", 7}}) ==
               base);
@@ -339,8 +340,8 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
         const auto special = run({{"RMS_BLOCK", "256"}}, false, {}, true);
         CHECK(special != base);
         CHECK(run(warp_rows, false, {}, true) == special);
-        CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}, {"RMS_CACHE", "8"}}, false, {}, true) ==
-              special);
+        CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}, {"RMS_CACHE", "8"}}, false, {},
+                  true) == special);
         // A narrower reduction regroups the sum, the same way in both forms. In fp32 that moves
         // bits; bf16 inputs square to 16 significant bits, and their sums are often exact in any
         // grouping (and rows of 250 chunks and fewer sum the same partials either way).
