@@ -27,14 +27,14 @@
 #ifndef RMS_WARP_ROWS
 #define RMS_WARP_ROWS 0 // k >= 1: a warp owns k rows at a time and reduces each with shuffles
                         // alone (no shared memory, no block barrier): for narrow rows, many per
-                        // block; a cached row group loads all k rows before reducing any (k >= 2
-                        // loads the weight after the reduction: RMS_W_EARLY does not apply)
+                        // block; rows that fit the warp's registers are all loaded before any is
+                        // reduced, and each weight chunk once for the k rows
 #endif
 
 #ifndef RMS_W_EARLY
-#define RMS_W_EARLY 0 // 1: a cached row loads the weight's chunks with its own, before the
-                      // reduction, so no memory round trip follows it (a decode row's latency);
-                      // costs RMS_CACHE more 16-byte registers
+#define RMS_W_EARLY 0 // 1: a block's cached row loads the weight's chunks with its own, before
+                      // the reduction, so no memory round trip follows it (a decode row's
+                      // latency); costs RMS_CACHE more 16-byte registers. Warp rows ignore it.
 #endif
 
 static_assert(RMS_WARP_ROWS || RMS_WIDTH % RMS_BLOCK == 0, "RMS_BLOCK must divide RMS_WIDTH");
@@ -48,12 +48,14 @@ template <> struct Vec16<float> {
     __device__ __forceinline__ float get(int i) const {
         return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
     }
-    __device__ __forceinline__ void set(int i, float f) {
-        (i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w) = f;
-    }
-    __device__ __forceinline__ void set_pair(int p, float lo, float hi) {
-        set(2 * p, lo);
-        set(2 * p + 1, hi);
+    /// x * inv * w element by element, each product rounded once.
+    __device__ __forceinline__ static Vec16 scaled(const Vec16& x, float inv, const Vec16& w) {
+        Vec16 out;
+#pragma unroll
+        for (int i = 0; i < kCount; ++i)
+            (i == 0 ? out.v.x : i == 1 ? out.v.y : i == 2 ? out.v.z : out.v.w) =
+                __fmul_rn(__fmul_rn(x.get(i), inv), w.get(i));
+        return out;
     }
 };
 template <> struct Vec16<bf16> {
@@ -63,19 +65,26 @@ template <> struct Vec16<bf16> {
         const unsigned word = i < 2 ? v.x : i < 4 ? v.y : i < 6 ? v.z : v.w;
         return __uint_as_float((i & 1) ? (word & 0xffff0000u) : (word << 16));
     }
-    __device__ __forceinline__ void set(int i, bf16 h) {
-        unsigned& w = i < 2 ? v.x : i < 4 ? v.y : i < 6 ? v.z : v.w;
-        w = (i & 1) ? ((w & 0x0000ffffu) | (unsigned(h.bits) << 16)) : ((w & 0xffff0000u) | h.bits);
-    }
-    /// Elements 2 p and 2 p + 1 from lo and hi in one hardware conversion (round to nearest
-    /// even, as from_float: equal for every non-NaN float); a NaN takes from_float's rule, so the
-    /// bits are set()'s. (In this kernel a NaN here is a product, which the GPU returns as
-    /// 0x7fffffff, and both rules give 0x7fff for it: the fallback guards other inputs.)
-    __device__ __forceinline__ void set_pair(int p, float lo, float hi) {
-        unsigned& w = p == 0 ? v.x : p == 1 ? v.y : p == 2 ? v.z : v.w;
-        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
-        if (lo != lo || hi != hi)
-            w = unsigned(from_float<bf16>(lo).bits) | (unsigned(from_float<bf16>(hi).bits) << 16);
+    /// x * inv * w element by element, each product rounded once in fp32 and then to bf16, two
+    /// at a time in one hardware conversion (round to nearest even, as from_float: equal for
+    /// every non-NaN float). A NaN takes from_float's rule, so the bits are from_float's. (Here a
+    /// NaN is a product, which the GPU returns as 0x7fffffff, and both rules give 0x7fff for it:
+    /// the fallback guards other inputs.) Before sm_80, which lacks the conversion, from_float.
+    __device__ __forceinline__ static Vec16 scaled(const Vec16& x, float inv, const Vec16& w) {
+        Vec16 out;
+#pragma unroll
+        for (int p = 0; p < kCount / 2; ++p) {
+            const float lo = __fmul_rn(__fmul_rn(x.get(2 * p), inv), w.get(2 * p));
+            const float hi = __fmul_rn(__fmul_rn(x.get(2 * p + 1), inv), w.get(2 * p + 1));
+            unsigned& word = p == 0 ? out.v.x : p == 1 ? out.v.y : p == 2 ? out.v.z : out.v.w;
+#if __CUDA_ARCH__ >= 800
+            asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(word) : "f"(hi), "f"(lo));
+            if (lo != lo || hi != hi)
+#endif
+                word = unsigned(from_float<bf16>(lo).bits) |
+                       (unsigned(from_float<bf16>(hi).bits) << 16);
+        }
+        return out;
     }
 };
 
@@ -115,7 +124,7 @@ __device__ __forceinline__ float warp_row_total(const float (&acc)[kSlots], int 
 
 /// RMS_WARP_ROWS rows from row0 on (those below `rows`), each cached in its warp's registers:
 /// every row's chunks are loaded before any row is reduced, and each weight chunk once for all.
-/// The same operations per row as a single warp row: the same bits.
+/// Chunk c adds into partial c mod RMS_WIDTH as in rms_norm_rows: the same bits.
 template <class T>
 __device__ __forceinline__ void warp_rows_cached(const T* __restrict__ x, const T* __restrict__ w,
                                                  T* __restrict__ y, int row0, int rows, int n,
@@ -165,13 +174,8 @@ __device__ __forceinline__ void warp_rows_cached(const T* __restrict__ x, const 
 #pragma unroll
             for (int j = 0; j < RMS_WARP_ROWS; ++j) {
                 if (row0 + j < rows) {
-                    Vec16<T> out;
-#pragma unroll
-                    for (int i = 0; i < kChunk; i += 2)
-                        out.set_pair(
-                            i / 2, __fmul_rn(__fmul_rn(cache[j][k].get(i), inv[j]), wv.get(i)),
-                            __fmul_rn(__fmul_rn(cache[j][k].get(i + 1), inv[j]), wv.get(i + 1)));
-                    reinterpret_cast<V*>(y + static_cast<long long>(row0 + j) * n)[c] = out.v;
+                    reinterpret_cast<V*>(y + static_cast<long long>(row0 + j) * n)[c] =
+                        Vec16<T>::scaled(cache[j][k], inv[j], wv).v;
                 }
             }
         }
@@ -203,8 +207,9 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
 #pragma unroll
         for (int s = 0; s < kSlots; ++s)
             acc[s] = 0.0f;
-        // A row that fits RMS_CACHE chunks per thread stays in registers for the apply pass.
-        const bool cached = vec && chunks <= RMS_CACHE * kThreads;
+        // A block's row that fits RMS_CACHE chunks per thread stays in registers for the apply
+        // pass (a warp's, in warp_rows_cached).
+        const bool cached = !RMS_WARP_ROWS && vec && chunks <= RMS_CACHE * kThreads;
         float total = 0.0f;
         using V = decltype(Vec16<T>::v);
         Vec16<T> cache[RMS_CACHE];
@@ -224,8 +229,6 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
                     acc[k % kSlots] = a;
                 }
             }
-            if (RMS_WARP_ROWS)
-                total = warp_row_total(acc, chunks, lane);
         } else if (RMS_WARP_ROWS) {
             // Rounds of 32 x kSlots chunks, so each slot is fixed: the rotating slot below would
             // cost 2 x kSlots selects a chunk with a warp's 32 slots.
@@ -254,9 +257,7 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
         // where a block of RMS_WIDTH threads would hold it. Partial j holds chunks j,
         // j + RMS_WIDTH, ...: a virtual warp from chunk `chunks` on holds only zeros, whose sum
         // (0) needs no shuffles (a narrow row's reduction skips most of the tree, same bits).
-        // A warp row has its total already: warp_row_total is called in each branch that writes
-        // acc (called once here, after them, the warp form took 96 registers instead of 72 and
-        // ran 1.26x slower on bf16 rows of 1024).
+        // A warp row has its total already.
         if (!RMS_WARP_ROWS) {
             __syncthreads(); // scratch and total may still be read for the previous row
 #pragma unroll
@@ -284,22 +285,14 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
                 if (c < chunks) {
                     const Vec16<T> wv = RMS_W_EARLY ? wcache[RMS_W_EARLY ? k : 0]
                                                     : Vec16<T>{reinterpret_cast<const V*>(w)[c]};
-                    Vec16<T> out;
-#pragma unroll
-                    for (int i = 0; i < kChunk; ++i)
-                        out.set(i, from_float<T>(__fmul_rn(__fmul_rn(cache[k].get(i), inv), wv.get(i))));
-                    reinterpret_cast<V*>(yr)[c] = out.v;
+                    reinterpret_cast<V*>(yr)[c] = Vec16<T>::scaled(cache[k], inv, wv).v;
                 }
             }
         } else if (vec) {
             for (int c = tid; c < chunks; c += kThreads) {
                 const Vec16<T> xv{reinterpret_cast<const V*>(xr)[c]};
                 const Vec16<T> wv{reinterpret_cast<const V*>(w)[c]};
-                Vec16<T> out;
-#pragma unroll
-                for (int i = 0; i < kChunk; ++i)
-                    out.set(i, from_float<T>(__fmul_rn(__fmul_rn(xv.get(i), inv), wv.get(i))));
-                reinterpret_cast<V*>(yr)[c] = out.v;
+                reinterpret_cast<V*>(yr)[c] = Vec16<T>::scaled(xv, inv, wv).v;
             }
         } else {
             for (int i = tid; i < n; i += kThreads)
@@ -308,16 +301,17 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
     }
 }
 
-/// All rows: with RMS_WARP_ROWS > 1, in groups of that many per warp where a row fits the
-/// warp's registers (warp_rows_cached); else one row per block or warp (rms_norm_rows, which
-/// strides over the rows whatever the grid).
+/// All rows: with RMS_WARP_ROWS, in groups of that many per warp where a row fits the warp's
+/// registers (warp_rows_cached); else one row per block or warp (rms_norm_rows). Both stride
+/// over the rows whatever the grid.
 template <class T>
 __device__ __forceinline__ void rms_norm_all(const T* __restrict__ x, const T* __restrict__ w,
                                              T* __restrict__ y, int rows, int n, float eps) {
-    if constexpr (RMS_WARP_ROWS > 1) {
-        constexpr int kChunk = Vec16<T>::kCount;
+    if constexpr (RMS_WARP_ROWS > 0) {
         constexpr int kGroups = RMS_BLOCK / 32; // row groups per block
+        constexpr int kChunk = Vec16<T>::kCount;
         const int chunks = (n + kChunk - 1) / kChunk;
+        // rms_norm_rows' 16-byte condition, for every row when it holds for the first.
         if (n % kChunk == 0 && (reinterpret_cast<size_t>(x) & 15) == 0 &&
             (reinterpret_cast<size_t>(y) & 15) == 0 && (reinterpret_cast<size_t>(w) & 15) == 0 &&
             chunks <= RMS_CACHE * 32) {

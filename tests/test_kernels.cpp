@@ -263,9 +263,10 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
     // Rows of 1792 chunks (fp32; bf16 896), 4096 (2048: two rounds of a warp's 1024 partials in
     // either dtype), 250 (125) and 2 chunks (a warp row's register cache holds 32 x RMS_CACHE),
     // and n = 1001, whose last chunk is partial (the element-by-element path in every form);
-    // 333 rows leave a block of warp rows part empty.
-    for (const char* shape :
-         {"rows=64,n=7168", "rows=16,n=16384", "rows=333,n=1000", "rows=333,n=1001", "rows=333,n=8"})
+    // 333 rows leave a block of warp rows part empty and a last group of two rows half full,
+    // 334 rows a last group of three with one row.
+    for (const char* shape : {"rows=64,n=7168", "rows=16,n=16384", "rows=333,n=1000",
+                              "rows=333,n=1001", "rows=333,n=8", "rows=334,n=8"})
     for (DType d : {DType::f32, DType::bf16}) {
         CAPTURE(shape);
         const std::size_t es = dtype_size(d);
@@ -313,7 +314,8 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
         CHECK(run({{"RMS_BLOCK", "1024"}}, false) == base);
         CHECK(run({{"RMS_BLOCK", "256"}}, true) == base);
         // A warp per row: RMS_CACHE 8, 32 and 1 (rows of more than 256, 1024 and 32 chunks read
-        // twice), aligned or not, the weight loaded early, and 7 blocks striding over the rows.
+        // twice), aligned or not, RMS_W_EARLY (a block form's knob, which warp rows ignore), and
+        // 7 blocks striding over the rows.
         const Defines warp_rows{{"RMS_BLOCK", "128"}, {"RMS_WARP_ROWS", "1"}};
         CHECK(run(warp_rows, false) == base);
         CHECK(run(warp_rows, true) == base);
@@ -324,8 +326,8 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
                    {"RMS_W_EARLY", "1"}},
                   false) == base);
         CHECK(run(warp_rows, false, {{"ROWS_PER_LAUNCH", 7}}) == base);
-        // Rows in groups of 2 and 3 per warp (333 rows leave a partial last group); rows that
-        // do not fit the group's registers, or are misaligned, go one per warp.
+        // Rows in groups of 2 and 3 per warp; rows that do not fit the group's registers, or are
+        // misaligned, go one per warp.
         CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}, {"RMS_CACHE", "8"}}, false) ==
               base);
         CHECK(run({{"RMS_BLOCK", "128"}, {"RMS_WARP_ROWS", "3"}, {"RMS_CACHE", "4"}}, false) ==
@@ -348,6 +350,10 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
         const auto narrow = run({{"RMS_BLOCK", "128"}, {"RMS_WIDTH", "512"}}, false);
         CHECK(run({{"RMS_BLOCK", "128"}, {"RMS_WIDTH", "512"}, {"RMS_WARP_ROWS", "1"}}, false) ==
               narrow);
+        // 32 cached chunks per lane, 16 partials: a lane's chunks k and k + 16 share a partial.
+        CHECK(run({{"RMS_BLOCK", "128"}, {"RMS_WIDTH", "512"}, {"RMS_WARP_ROWS", "2"},
+                   {"RMS_CACHE", "32"}},
+                  false) == narrow);
         if (d == DType::f32 && std::string_view(shape) == "rows=64,n=7168")
             CHECK(narrow != base);
     }
