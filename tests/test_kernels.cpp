@@ -264,9 +264,10 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
     // either dtype), 250 (125) and 2 chunks (a warp row's register cache holds 32 x RMS_CACHE),
     // and n = 1001, whose last chunk is partial (the element-by-element path in every form);
     // 333 rows leave a block of warp rows part empty and a last group of two rows half full,
-    // 334 rows a last group of three with one row.
+    // 334 rows a last group of three with one row; rows of 4096 are 1024 fp32 chunks, 32 per
+    // lane of a warp.
     for (const char* shape : {"rows=64,n=7168", "rows=16,n=16384", "rows=333,n=1000",
-                              "rows=333,n=1001", "rows=333,n=8", "rows=334,n=8"})
+                              "rows=333,n=1001", "rows=333,n=8", "rows=334,n=8", "rows=64,n=4096"})
     for (DType d : {DType::f32, DType::bf16}) {
         CAPTURE(shape);
         const std::size_t es = dtype_size(d);
@@ -313,6 +314,8 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
         CHECK(run({{"RMS_BLOCK", "64"}}, false) == base);
         CHECK(run({{"RMS_BLOCK", "1024"}}, false) == base);
         CHECK(run({{"RMS_BLOCK", "256"}}, true) == base);
+        // The block form's cached row with the weight loaded before the reduction.
+        CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_W_EARLY", "1"}}, false) == base);
         // A warp per row: RMS_CACHE 8, 32 and 1 (rows of more than 256, 1024 and 32 chunks read
         // twice), aligned or not, RMS_W_EARLY (a block form's knob, which warp rows ignore), and
         // 7 blocks striding over the rows.
@@ -338,9 +341,11 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
         CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}}, false, {{"ROWS_PER_LAUNCH", 7}}) ==
               base);
         CHECK(run({{"RMS_BLOCK", "256"}}, false, {{"ROWS_PER_LAUNCH", 7}}) == base);
-        // NaN and inf in x: the row groups' paired bf16 conversion keeps from_float's bits.
+        // NaN and inf in x: the paired bf16 conversion of the 16-byte stores keeps the bits of
+        // from_float, which the misaligned path's element stores use.
         const auto special = run({{"RMS_BLOCK", "256"}}, false, {}, true);
         CHECK(special != base);
+        CHECK(run({{"RMS_BLOCK", "256"}}, true, {}, true) == special);
         CHECK(run(warp_rows, false, {}, true) == special);
         CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}, {"RMS_CACHE", "8"}}, false, {},
                   true) == special);
@@ -350,7 +355,8 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
         const auto narrow = run({{"RMS_BLOCK", "128"}, {"RMS_WIDTH", "512"}}, false);
         CHECK(run({{"RMS_BLOCK", "128"}, {"RMS_WIDTH", "512"}, {"RMS_WARP_ROWS", "1"}}, false) ==
               narrow);
-        // 32 cached chunks per lane, 16 partials: a lane's chunks k and k + 16 share a partial.
+        // 32 cached chunks per lane and 16 partials: a lane's chunks k and k + 16 share a
+        // partial (fp32 rows of 4096: 32 chunks per lane; bf16 rows of 7168: 28).
         CHECK(run({{"RMS_BLOCK", "128"}, {"RMS_WIDTH", "512"}, {"RMS_WARP_ROWS", "2"},
                    {"RMS_CACHE", "32"}},
                   false) == narrow);
