@@ -37,6 +37,14 @@
                       // latency); costs RMS_CACHE more 16-byte registers. Warp rows ignore it.
 #endif
 
+#ifndef RMS_N
+#define RMS_N 0 // > 0: the row width the launches are expected to have, compiled in as a constant
+                // (the loops, the 16-byte test and the reduction's tree resolve at compile time,
+                // which shortens a decode row's latency); a launch at another width takes the
+                // run-time path, with the same bits. The kernel then holds both.
+#endif
+
+static_assert(RMS_N >= 0, "RMS_N: a row width, or 0 for any");
 static_assert(RMS_WARP_ROWS || RMS_WIDTH % RMS_BLOCK == 0, "RMS_BLOCK must divide RMS_WIDTH");
 static_assert(RMS_WIDTH % 32 == 0 && RMS_WIDTH <= 1024, "RMS_WIDTH: a multiple of 32, <= 1024");
 static_assert(!RMS_WARP_ROWS || RMS_BLOCK % 32 == 0, "RMS_WARP_ROWS: RMS_BLOCK whole warps");
@@ -324,16 +332,26 @@ __device__ __forceinline__ void rms_norm_all(const T* __restrict__ x, const T* _
     rms_norm_rows(x, w, y, rows, n, eps);
 }
 
+/// A kernel's body: rms_norm_all inlined with the width the constant RMS_N where the launch's
+/// width is RMS_N, else with the run-time width.
+template <class T>
+__device__ __forceinline__ void rms_norm_kernel(const T* __restrict__ x, const T* __restrict__ w,
+                                                T* __restrict__ y, int rows, int n, float eps) {
+    pdl_chain_step();
+    if (RMS_N > 0 && n == RMS_N)
+        rms_norm_all(x, w, y, rows, RMS_N, eps);
+    else
+        rms_norm_all(x, w, y, rows, n, eps);
+}
+
 extern "C" __global__ void __launch_bounds__(RMS_BLOCK)
     rms_norm_f32(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
                  int rows, int n, float eps) {
-    pdl_chain_step();
-    rms_norm_all(x, w, y, rows, n, eps);
+    rms_norm_kernel(x, w, y, rows, n, eps);
 }
 
 extern "C" __global__ void __launch_bounds__(RMS_BLOCK)
     rms_norm_bf16(const bf16* __restrict__ x, const bf16* __restrict__ w, bf16* __restrict__ y,
                   int rows, int n, float eps) {
-    pdl_chain_step();
-    rms_norm_all(x, w, y, rows, n, eps);
+    rms_norm_kernel(x, w, y, rows, n, eps);
 }

@@ -256,7 +256,7 @@ TEST_CASE("delta-rule decode matches the reference and is bit-identical across B
     }
 }
 
-TEST_CASE("rms_norm is bit-identical across block widths and row groups and load paths and not across widths") {
+TEST_CASE("rms_norm is bit-identical across block widths and row groups and load paths and compiled widths and not across reduction widths") {
     KJIT_REQUIRE_DEVICE();
     Fixture f;
     KJIT_TEST_RANDOM_SEED(seed);
@@ -341,6 +341,13 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
         CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}}, false, {{"ROWS_PER_LAUNCH", 7}}) ==
               base);
         CHECK(run({{"RMS_BLOCK", "256"}}, false, {{"ROWS_PER_LAUNCH", 7}}) == base);
+        // The width compiled in (RMS_N), aligned or not, in both forms; a build for another
+        // width launched at this one takes the run-time path.
+        const std::string width = std::to_string(plan_at("rms_norm", shape, d).shape.at("n"));
+        CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_N", width}}, false) == base);
+        CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_N", width}}, true) == base);
+        CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}, {"RMS_N", width}}, false) == base);
+        CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_N", "24"}}, false) == base);
         // NaN and inf in x: the paired bf16 conversion of the 16-byte stores keeps the bits of
         // from_float, which the misaligned path's element stores use.
         const auto special = run({{"RMS_BLOCK", "256"}}, false, {}, true);
