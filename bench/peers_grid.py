@@ -368,6 +368,7 @@ def rms_norm_rows(a, grid, kjit_for, timer, ceiling):
                 nbytes = (2 * rows * n + n) * x.element_size()
                 kjit, used = kjit_for((dname, rows, n))
                 config = (f"B{used['RMS_BLOCK']}xC{used.get('RMS_CACHE', 8)}"
+                          + ("xN" if used.get("RMS_N", "0") != "0" else "")
                           + ("xW" if used.get("RMS_W_EARLY") == "1" else "")
                           + (f"xR{used['RMS_WARP_ROWS']}" if int(used.get("RMS_WARP_ROWS", "0"))
                              else ""))
