@@ -8,8 +8,10 @@
 // summed by a fixed butterfly tree. RMS_WIDTH is the reduction's width and part of the
 // numerics. RMS_BLOCK and RMS_WARP_ROWS (the threads of a row) only decide which thread holds
 // which partials, and the 16-byte loads only how a chunk is read: every block width, both row
-// groups and both load paths give the same bits. A wider RMS_WIDTH regroups the sum and
-// changes them.
+// groups and both load paths give the same bits, and so does RMS_N, with one exception: for a
+// power-of-two width the compiler may fuse the division by n with + eps, which can round
+// differently only when the mean square is below 2^-126 and 0 < eps < 2^-101. A wider
+// RMS_WIDTH regroups the sum and changes them.
 #include "common.cuh"
 #include "pdl.cuh"
 
@@ -39,9 +41,9 @@
 
 #ifndef RMS_N
 #define RMS_N 0 // > 0: the row width the launches are expected to have, compiled in as a constant
-                // (the loops, the 16-byte test and the reduction's tree resolve at compile time,
-                // which shortens a decode row's latency); a launch at another width takes the
-                // run-time path, with the same bits. The kernel then holds both.
+                // (chunk counts, loop bounds and the width's part of the 16-byte test become
+                // constants, which shortens a decode row's latency); a launch at another width
+                // takes the run-time path. The kernel then holds both.
 #endif
 
 static_assert(RMS_N >= 0, "RMS_N: a row width, or 0 for any");

@@ -1,8 +1,9 @@
 """Old source (A: .gl/exp/srcA) against new (B: kernel_src), the table's defines per shape, same
+# (Run from the project root as .gl/exp/SCRIPT in the session; sys.path below points at bench/ from here.)
 defines both arms: outputs compared bit for bit, A B B A timing. Rows <= 256: 32 calls per graph
 (per call); larger: one call per replay, L2 flushed. Usage: python3 ab.py [dtypes] [extra defines]"""
 import statistics, sys, os
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../bench"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../.."))
 import torch, kjit
 from peers_grid import KjitSource, Timer, tuned_defines
 from peers_kernels import graphed

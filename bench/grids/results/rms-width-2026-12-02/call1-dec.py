@@ -1,7 +1,8 @@
 """Decode rows: kjit variants against torch.compile's formula, 32 calls per graph (per call),
+# (Run from the project root as .gl/exp/SCRIPT in the session; sys.path below points at bench/ from here.)
 round robin over arms. Usage: python3 dec.py OUT_DIR"""
 import statistics, sys, os
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../bench"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../.."))
 import torch, kjit
 from peers_grid import KjitSource, Timer, rms_norm_peers, tuned_defines
 from peers_kernels import graphed

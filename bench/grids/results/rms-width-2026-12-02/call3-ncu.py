@@ -1,6 +1,7 @@
 """bf16 1x1024: kjit's old (srcA) table kernel, then torch.compile's formula; 4 calls each, for ncu."""
+# (Run from the project root as .gl/exp/SCRIPT in the session; sys.path below points at bench/ from here.)
 import sys, os
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../bench"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../.."))
 import torch, kjit
 from peers_grid import KjitSource, rms_norm_peers, tuned_defines
 engine = kjit.Engine(device=0, src=sys.argv[1])

@@ -2,6 +2,9 @@
 # Call 7: the GPU suite, the old source (HEAD before RMS_N, copied to .gl/exp/srcA) against the new one
 # with RMS_N = n (same table defines, one output buffer, A B B A), the rms_norm grid against the
 # peers in both dtypes (kjit with RMS_N = n), the GPU suite again.
+# In that call peers_grid.py's rms_norm_launcher added RMS_N = n to every kjit build (a change
+# reverted before the commit), and so did ab.py's launcher for both arms: the A B B A stopped at
+# once (the old source does not read RMS_N), the grids ran with the width at every shape.
 bash scripts/on_device.sh >/dev/null 2>&1; export KJIT_CACHE_DIR=/tmp/kc
 python3 -m pip install -q --no-index --no-deps .gl/whl/*.whl > /tmp/pip.txt 2>&1
 mkdir -p /root/.pyenv/versions/3.12.1/bin && printf '#!/bin/sh\nexec python3 "$@"\n' > /root/.pyenv/versions/3.12.1/bin/python3.12 && chmod +x /root/.pyenv/versions/3.12.1/bin/python3.12
