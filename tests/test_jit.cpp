@@ -153,6 +153,21 @@ TEST_CASE("an injected define reaches the kernel: RMS_BLOCK changes the launch b
     CHECK(pb.find(".maxntid 1024, 1, 1") != std::string::npos);
 }
 
+TEST_CASE("rms_norm with RMS_N holds a copy for that width and RMS_N = 0 compiles the default's code") {
+    // The GPU bit test cannot tell which path ran (both give the same bits): the code can.
+    const SourceSet set = SourceSet::embedded();
+    CompileOptions none, zero, width;
+    none.ptx = zero.ptx = width.ptx = true;
+    zero.defines["RMS_N"] = "0";
+    width.defines["RMS_N"] = "1000";
+    const auto p0 = compile(set, "rms_norm", none).ptx;
+    CHECK(compile(set, "rms_norm", zero).ptx == p0);
+    const auto pn = compile(set, "rms_norm", width).ptx;
+    CHECK(pn.find(", 1000;") != std::string::npos); // the launch's width against the constant
+    CHECK(p0.find(", 1000;") == std::string::npos);
+    CHECK(pn.size() > p0.size() * 3 / 2); // the width-constant copy beside the run-time one
+}
+
 TEST_CASE("a syntax error is reported at the kernel's own file:line:col with options and defines") {
     test::TempDir dir;
     write_file(dir.path() / "common.cuh",
