@@ -32,6 +32,11 @@ TEST_CASE("stats of known samples give min median mean max and the sample standa
     CHECK(contains(s.summary(),
                    "min 1.0000 median 3.0000 mean 3.0000 max 5.0000 stddev 1.5811 ms"));
     CHECK(s.samples_text(1) == "4.0 1.0 3.0 2.0 5.0");
+    CHECK(s.samples_text() == "4.0000 1.0000 3.0000 2.0000 5.0000");
+    // Per-call times of a decode-size kernel (ms): four significant digits, not 0.0015.
+    const Stats small = Stats::of(std::vector<double>{0.001519, 0.0015204, 0.00152});
+    CHECK(small.samples_text() == "0.001519 0.001520 0.001520");
+    CHECK(contains(small.summary(), "min 0.001519 median 0.001520"));
 
     const Stats even = Stats::of(std::vector<double>{10, 1, 3, 2});
     CHECK(even.median == 2.5); // the mean of the two middle samples
@@ -190,7 +195,7 @@ TEST_CASE("kjit bench and kjit digest without a driver exit 2 and say so") {
 
 TEST_SUITE("gpu") {
 
-TEST_CASE("bench times rms_norm directly and as a graph with L2 flush and input rotation") {
+TEST_CASE("bench times rms_norm directly and as a graph with L2 flush and input rotation and many calls per repetition") {
     KJIT_REQUIRE_DEVICE();
     test::GpuEngine gpu;
     const Device& device = gpu.device;
@@ -223,6 +228,41 @@ TEST_CASE("bench times rms_norm directly and as a graph with L2 flush and input 
         CHECK(selected.size() == (graph ? 2u : 6u));
         MESSAGE((graph ? "graph " : "direct ") << s.summary());
     }
+    // calls: each repetition launches the sequence `calls` times (one graph holds them all) and
+    // a sample is the time per call, below one call per graph launch for a decode-size row.
+    const CasePlan small = plan_case(kc, parse_shape(kc, "rows=1,n=1024"), DType::f32);
+    CaseBuffers small_buffers(small, 1, 1);
+    double one_call = 0;
+    for (int calls : {1, 32}) {
+        BenchOptions o;
+        o.warmup = 2;
+        o.reps = 7;
+        o.graph = true;
+        o.calls = calls;
+        Bench bench(device, o);
+        CHECK(contains(bench.describe(), "calls " + std::to_string(calls)));
+        int enqueued = 0;
+        const LaunchSequence one = case_launch(arms[0], small, small_buffers);
+        const Stats s = bench.run([&](CUstream st) {
+            ++enqueued;
+            one(st);
+        });
+        CHECK(enqueued == calls); // captured once: one graph of `calls` launches
+        MESSAGE("graph, " << calls << " calls per repetition, per call: " << s.summary());
+        if (calls == 1)
+            one_call = s.median;
+        else
+            CHECK(s.median < one_call);
+    }
+    BenchOptions direct;
+    direct.warmup = 1;
+    direct.reps = 3;
+    direct.calls = 4;
+    int enqueued = 0;
+    Bench(device, direct).run([&](CUstream) { ++enqueued; });
+    CHECK(enqueued == 16);
+    direct.calls = 0;
+    CHECK_THROWS_WITH_AS(Bench(device, direct), doctest::Contains("calls >= 1"), ConfigError);
     const Ceilings c = measure_ceilings(device);
     MESSAGE("d2d copy " << c.copy_gbps << " GB/s, fp32 peak " << c.fp32_tflops << " TFLOP/s");
     CHECK(c.copy_gbps > 100);

@@ -172,6 +172,41 @@ baseline = { RMS_BLOCK = 256, ROWS_PER_LAUNCH = 100 }
     CHECK(v[3].launch.at("ROWS_PER_LAUNCH") == 100);
 }
 
+TEST_CASE("a sweep list takes values from the shape and kjit tune resolves them at each shape") {
+    test::TempDir dir;
+    std::ofstream(dir.path() / "s.toml") << R"toml(kernel = "rms_norm"
+[shape]
+rows = 1
+n = 2048
+[defines]
+RMS_BLOCK = 256
+[sweep]
+RMS_N = [0, "n", 2048, "n / 2 + RMS_BLOCK"]
+[check]
+baseline = { RMS_N = 0 }
+[bench]
+graph = true
+calls = 32
+)toml";
+    SweepSpec spec = SweepSpec::load(dir.path() / "s.toml");
+    CHECK(spec.calls == 32);
+    CHECK(spec.graph);
+    // 2048 is written twice (once as "n"): measured once.
+    CHECK(spec.params.at(0).list == std::vector<long long>{0, 2048, 1280});
+    auto labels = [&] {
+        std::vector<std::string> out;
+        for (const auto& v : expand(spec))
+            out.push_back(v.label());
+        return out;
+    };
+    CHECK(labels() == std::vector<std::string>{"RMS_N=0", "RMS_N=2048", "RMS_N=1280"});
+    spec.set_shape({{"rows", 32}, {"n", 7168}});
+    CHECK(spec.params.at(0).list == std::vector<long long>{0, 7168, 2048, 3840});
+    CHECK(labels() ==
+          std::vector<std::string>{"RMS_N=0", "RMS_N=7168", "RMS_N=2048", "RMS_N=3840"});
+    CHECK(expand(spec).front().plan.buffers.at(0).count == 32 * 7168);
+}
+
 TEST_CASE("a random search draws budget distinct valid variants from a space it never expands") {
     // 6 x 32 x 16 x 10^9 points: expanding it would not finish; drawing 200 takes milliseconds.
     const std::string head = R"toml(kernel = "rms_norm"
@@ -338,6 +373,7 @@ TEST_CASE("a contract's precondition drops variants and is named when none is le
 TEST_CASE("every broken sweep fixture is reported at its file:line:col with exit 2") {
     const std::vector<std::pair<std::string, std::string>> expected = {
         {"bad_baseline.toml", "11:14: error: baseline names 'RMS_BLOK', which is not swept"},
+        {"bad_calls.toml", "9:9: error: 'calls' = 0 is out of range (1..10000)"},
         {"bad_expression.toml", "23:17: error: bad expression 'rows * * n': Unexpected operator \"*\" found at position 7"},
         {"bytes_restated.toml", "11:9: error: 'bytes' comes from the contract of rms_norm: a sweep file does not restate it"},
         {"define_never_read.toml", "9:1: error: define RMS_BLOK is never read by kernel_src/rms_norm.cu; did you mean RMS_BLOCK?"},
@@ -346,6 +382,8 @@ TEST_CASE("every broken sweep fixture is reported at its file:line:col with exit
         {"no_output.toml", "1:1: error: no argument is marked 'output = true': nothing to check"},
         {"not_a_launch_parameter.toml", "11:1: error: 'GRID' is not a launch parameter of rms_norm (known: ROWS_PER_LAUNCH)"},
         {"not_a_shape_key.toml", "5:1: error: 'm' is not a shape key of rms_norm (shape keys: rows, n)"},
+        {"shape_value_fraction.toml", "7:14: error: 'n / 3' = 682.666667 is not a whole number"},
+        {"shape_value_names_param.toml", "8:14: error: bad expression 'RMS_BLOCK * 8': Unexpected token \"RMS_BLOCK\" found at position 0."},
         {"syntax.toml", "2:7: error: Error while parsing table header: expected ']'"},
         {"unknown_contract.toml", "1:10: error: no contract for kernel 'rms_nrom' (known: rms_norm, conv1d, conv1d_update, delta_rule); a kernel without one declares its launch inline: [launch] and [[args]]"},
         {"unknown_kernel.toml", "1:10: error: unknown kernel 'rms_nrom' (known kernels: conv1d, delta_rule, rms_norm)"},

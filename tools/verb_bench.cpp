@@ -95,6 +95,10 @@ Action add_bench(CLI::App& app) {
     sub->add_option("--pairs", args->pairs, "A B pairs with --vs")->capture_default_str();
     sub->add_flag("--flush-l2", args->bench.flush_l2, "write 2 x L2 before every repetition");
     sub->add_flag("--graph", args->bench.graph, "time CUDA graph launches (tiny kernels)");
+    sub->add_option("--calls", args->bench.calls,
+                    "launches per repetition, back to back (in one graph with --graph); "
+                    "times are per call")
+        ->capture_default_str();
     sub->add_option("--input-sets", args->bench.input_sets, "input sets to rotate among")
         ->capture_default_str();
     sub->add_option("--seed", args->seed, "input generator seed")->capture_default_str();

@@ -60,7 +60,7 @@ std::string format_abba(const AbbaResult& r, const AbbaArm& a, const AbbaArm& b)
         char head[64];
         std::snprintf(head, sizeof head, "  run %zu %c reps ms: ", i + 1, r.order[i]);
         char tail[64];
-        std::snprintf(tail, sizeof tail, "  (median %.4f)", s.median);
+        std::snprintf(tail, sizeof tail, "  (median %.*f)", s.digits(), s.median);
         out += head + s.samples_text() + tail + "\n";
     }
     out += "  A: " + r.a.summary() + "\n";

@@ -33,15 +33,26 @@ double Stats::relative_spread() const {
     return mean != 0 ? stddev / mean : 0.0;
 }
 
+int Stats::digits() const {
+    // Four decimals, more when the smallest sample needs them for four significant digits (a
+    // microsecond per call in ms).
+    if (!(min > 0) || min >= 1)
+        return 4;
+    return std::clamp(3 - static_cast<int>(std::floor(std::log10(min))), 4, 12);
+}
+
 std::string Stats::summary(const std::string& unit) const {
-    char buf[256];
+    char buf[320];
+    const int d = digits();
     std::snprintf(buf, sizeof buf,
-                  "min %.4f median %.4f mean %.4f max %.4f stddev %.4f %s (spread %.1f%%)", min,
-                  median, mean, max, stddev, unit.c_str(), 100 * relative_spread());
+                  "min %.*f median %.*f mean %.*f max %.*f stddev %.*f %s (spread %.1f%%)", d, min,
+                  d, median, d, mean, d, max, d, stddev, unit.c_str(), 100 * relative_spread());
     return buf;
 }
 
 std::string Stats::samples_text(int digits) const {
+    if (digits < 0)
+        digits = this->digits();
     std::string out;
     char buf[64];
     for (double v : samples) {
@@ -57,10 +68,13 @@ std::string Provenance::text() const {
 }
 
 Bench::Bench(const Device& device, BenchOptions options) : options_(std::move(options)) {
-    if (options_.warmup < 0 || options_.reps < 1 || options_.input_sets < 1)
-        throw ConfigError("bench needs warmup >= 0, reps >= 1 and input sets >= 1 (got warmup " +
+    if (options_.warmup < 0 || options_.reps < 1 || options_.calls < 1 ||
+        options_.input_sets < 1)
+        throw ConfigError("bench needs warmup >= 0, reps >= 1, calls >= 1 and input sets >= 1 "
+                          "(got warmup " +
                           std::to_string(options_.warmup) + ", reps " +
-                          std::to_string(options_.reps) + ", input sets " +
+                          std::to_string(options_.reps) + ", calls " +
+                          std::to_string(options_.calls) + ", input sets " +
                           std::to_string(options_.input_sets) + ")");
     if (options_.flush_l2) {
         const auto l2 =
@@ -75,7 +89,8 @@ std::string Bench::describe() const {
            ", l2 flush " +
            (options_.flush_l2 ? std::to_string(flush_.bytes() >> 20) + " MiB"
                               : std::string("off")) +
-           ", graph " + (options_.graph ? "on" : "off") + ", input sets " +
+           ", graph " + (options_.graph ? "on" : "off") + ", calls " +
+           std::to_string(options_.calls) + ", input sets " +
            std::to_string(options_.input_sets);
 }
 
@@ -89,7 +104,20 @@ void Bench::before_rep(int rep) {
 }
 
 Stats Bench::run(const LaunchSequence& launch) {
-    return options_.graph ? run_graph(launch) : run_direct(launch);
+    const int calls = options_.calls;
+    const LaunchSequence repeated = [&](CUstream s) {
+        for (int c = 0; c < calls; ++c)
+            launch(s);
+    };
+    const LaunchSequence& rep = calls == 1 ? launch : repeated;
+    return options_.graph ? run_graph(rep) : run_direct(rep);
+}
+
+Stats Bench::timed(const std::vector<Event>& start, const std::vector<Event>& end) const {
+    std::vector<double> ms(start.size());
+    for (std::size_t r = 0; r < start.size(); ++r)
+        ms[r] = Event::elapsed_ms(start[r], end[r]) / options_.calls;
+    return Stats::of(ms);
 }
 
 Stats Bench::run_direct(const LaunchSequence& launch) {
@@ -107,10 +135,7 @@ Stats Bench::run_direct(const LaunchSequence& launch) {
         end[r].record(s);
     }
     stream_.synchronize();
-    std::vector<double> ms(options_.reps);
-    for (int r = 0; r < options_.reps; ++r)
-        ms[r] = Event::elapsed_ms(start[r], end[r]);
-    return Stats::of(ms);
+    return timed(start, end);
 }
 
 Stats Bench::run_graph(const LaunchSequence& launch) {
@@ -138,10 +163,7 @@ Stats Bench::run_graph(const LaunchSequence& launch) {
         end[r].record(s);
     }
     stream_.synchronize();
-    std::vector<double> ms(options_.reps);
-    for (int r = 0; r < options_.reps; ++r)
-        ms[r] = Event::elapsed_ms(start[r], end[r]);
-    return Stats::of(ms);
+    return timed(start, end);
 }
 
 } // namespace kjit

@@ -27,7 +27,9 @@ struct Stats {
     /// "min 0.1234 median 0.1250 mean 0.1260 max 0.1300 stddev 0.0020 ms (spread 1.6%)".
     [[nodiscard]] std::string summary(const std::string& unit = "ms") const;
     /// Every sample, space-separated, with `digits` decimals.
-    [[nodiscard]] std::string samples_text(int digits = 4) const;
+    [[nodiscard]] std::string samples_text(int digits = -1) const;
+    /// Decimals that show the samples to four significant digits, at least four (-1 above).
+    [[nodiscard]] int digits() const;
 };
 
 /// What produced a reading; printed beside every number (DESIGN.md #8).
@@ -54,6 +56,11 @@ struct BenchOptions {
     /// Capture the sequence once per input set into a CUDA graph and time graph launches:
     /// for tiny kernels whose launch gaps would otherwise dominate.
     bool graph = false;
+    /// Launches of the sequence per repetition, back to back (captured into one graph with
+    /// `graph`); a sample is the repetition's time over `calls`, the time per call. Many calls
+    /// amortize the launch gaps, and the data stay in L2 after the first (an L2 flush, when
+    /// asked, comes before each repetition only): the figure of a kernel inside a decode chain.
+    int calls = 1;
     /// Input sets the caller rotates among; select_inputs(rep % input_sets) runs before each
     /// repetition (warm-ups included), outside the timed region.
     int input_sets = 1;
@@ -72,13 +79,15 @@ class Bench {
     [[nodiscard]] const BenchOptions& options() const { return options_; }
     /// Bytes written per L2 flush (0 without flush_l2).
     [[nodiscard]] std::size_t flush_bytes() const { return flush_.bytes(); }
-    /// "warmup 3, reps 20, l2 flush off, graph off, input sets 1".
+    /// "warmup 3, reps 20, l2 flush off, graph off, calls 1, input sets 1".
     [[nodiscard]] std::string describe() const;
 
   private:
     void before_rep(int rep);
     Stats run_direct(const LaunchSequence& launch);
     Stats run_graph(const LaunchSequence& launch);
+    /// Each repetition's time per call, from its two events.
+    Stats timed(const std::vector<Event>& start, const std::vector<Event>& end) const;
     BenchOptions options_;
     Stream stream_;
     DeviceBuffer flush_;

@@ -71,6 +71,7 @@ void SweepMeasure::measure(SweepRow& row, std::span<const Function* const> funct
     bo.reps = spec_.reps;
     bo.flush_l2 = spec_.flush_l2;
     bo.graph = spec_.graph;
+    bo.calls = spec_.calls;
     Bench bench(device_, bo);
     const std::vector<HostBuffer> outs = run_case_once(plan, functions, *buffers_);
     for (std::size_t o = 0; o < outs.size(); ++o) {

@@ -19,6 +19,7 @@ namespace {
 
 /// The most warm-up runs and repetitions a sweep file may ask for.
 constexpr long long kMaxReps = 1000000;
+constexpr long long kMaxCalls = 10000; // launches per repetition (one graph holds them all)
 
 std::pair<int, int> position(const SourceLocation& where) {
     return {where.line, where.column};
@@ -32,14 +33,29 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 /// The values of sweep parameter `name`: a list, {min, max, step} or {pow2 = [min, max]}. A
-/// range is kept as its bounds, never expanded here.
-SweepParam read_param(const TomlNode& n, const std::string& name, bool define) {
+/// range is kept as its bounds, never expanded here. A list's strings are expressions of the
+/// shape, appended to `from_shape` (their values are set by SweepSpec::set_shape).
+SweepParam read_param(const TomlNode& n, const std::string& name, bool define,
+                      std::vector<SweepSpec::ShapeList>& from_shape) {
     SweepParam p;
     p.name = name;
     p.define = define;
     if (const auto a = n.as_array()) {
-        for (const TomlNode& v : a->items())
-            p.list.push_back(v.integer(name));
+        SweepSpec::ShapeList shaped{name, {}, {}};
+        for (const TomlNode& v : a->items()) {
+            if (v.type() == TomlType::string)
+                shaped.items.emplace_back(v.expression(name));
+            else
+                shaped.items.emplace_back(v.integer(name));
+            p.list.push_back(0);
+        }
+        if (std::any_of(shaped.items.begin(), shaped.items.end(), [](const auto& item) {
+                return std::holds_alternative<TomlExpression>(item);
+            }))
+            from_shape.push_back(std::move(shaped));
+        else
+            for (std::size_t i = 0; i < p.list.size(); ++i)
+                p.list[i] = std::get<long long>(shaped.items[i]);
     } else if (const auto t = n.as_table()) {
         if (const auto pow2 = t->get("pow2")) {
             t->only_keys({"pow2"}, "sweep parameter " + name);
@@ -214,7 +230,7 @@ void read_search(const TomlNode& n, SweepSpec& spec) {
 
 void read_bench(const TomlNode& n, SweepSpec& spec) {
     const TomlTable t = n.table("bench");
-    t.only_keys({"warmup", "reps", "flush_l2", "graph", "bytes", "flops"}, "[bench]");
+    t.only_keys({"warmup", "reps", "flush_l2", "graph", "calls", "bytes", "flops"}, "[bench]");
     if (const auto v = t.get("graph"))
         spec.graph = v->boolean("graph");
     if (const auto v = t.get("warmup"))
@@ -226,6 +242,8 @@ void read_bench(const TomlNode& n, SweepSpec& spec) {
     }
     if (const auto v = t.get("flush_l2"))
         spec.flush_l2 = v->boolean("flush_l2");
+    if (const auto v = t.get("calls"))
+        spec.calls = bounded(*v, "calls", 1, kMaxCalls);
     if (!spec.inline_contract)
         for (const char* key : {"bytes", "flops"})
             if (const auto v = t.get(key))
@@ -234,6 +252,25 @@ void read_bench(const TomlNode& n, SweepSpec& spec) {
 }
 
 } // namespace
+
+void SweepSpec::set_shape(std::map<std::string, long long> values) {
+    shape = std::move(values);
+    const Scope s = scope({});
+    for (const ShapeList& l : shape_lists) {
+        auto param = std::find_if(params.begin(), params.end(),
+                                  [&](const SweepParam& p) { return p.name == l.param; });
+        param->list.clear();
+        std::size_t e = 0;
+        for (const auto& item : l.items) {
+            const long long v = std::holds_alternative<long long>(item)
+                                    ? std::get<long long>(item)
+                                    : l.exprs.at(e++).eval_int(s);
+            // A value the shape makes equal to another is measured once.
+            if (std::find(param->list.begin(), param->list.end(), v) == param->list.end())
+                param->list.push_back(v);
+        }
+    }
+}
 
 Scope SweepSpec::scope(const std::map<std::string, long long>& values) const {
     Scope s;
@@ -349,7 +386,7 @@ SweepSpec SweepSpec::parse(std::string text, const std::string& file) {
                                           ")",
                                       e.key_where);
                 }
-                spec.params.push_back(read_param(e.value, pname, define));
+                spec.params.push_back(read_param(e.value, pname, define, spec.shape_lists));
             }
     if (spec.params.empty())
         throw ConfigError("the sweep file sweeps nothing: add a [sweep] table", spec.file, 1, 1);
@@ -370,6 +407,19 @@ SweepSpec SweepSpec::parse(std::string text, const std::string& file) {
         }
     }
     const Scope scope = spec.scope({});
+    if (!spec.shape_lists.empty()) {
+        // A list's expressions read the shape and the fixed defines, never another parameter.
+        Scope fixed = scope;
+        for (const SweepParam& p : spec.params)
+            fixed.erase(p.name);
+        for (const auto& p : spec.contract.launch_params)
+            fixed.erase(p.name);
+        for (SweepSpec::ShapeList& l : spec.shape_lists)
+            for (auto& item : l.items)
+                if (const auto* e = std::get_if<TomlExpression>(&item))
+                    l.exprs.emplace_back(*e, fixed);
+        spec.set_shape(spec.shape);
+    }
 
     if (const auto n = root.get("constraints")) {
         const auto a = n->as_array();

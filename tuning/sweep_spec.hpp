@@ -1,6 +1,7 @@
 #pragma once
 
 #include "kernels/contract.hpp"
+#include "core/toml.hpp"
 #include "kernels/expr.hpp"
 #include "tuning/sweep_space.hpp"
 
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace kjit {
@@ -24,6 +26,15 @@ struct SweepSpec {
     std::map<std::string, long long> shape;
     Defines defines; ///< fixed production caps, over the contract's defaults
     std::vector<SweepParam> params;
+    /// A [sweep] list with values written as expressions of the shape (`RMS_N = [0, "n"]`): its
+    /// items as written, and the expressions' parsed forms in order. set_shape() resolves them
+    /// into the parameter's values.
+    struct ShapeList {
+        std::string param;
+        std::vector<std::variant<long long, TomlExpression>> items;
+        std::vector<Expr> exprs;
+    };
+    std::vector<ShapeList> shape_lists;
     std::vector<Expr> constraints;
     enum class Check { digest, tolerance, none } check = Check::digest;
     double rtol = 1e-5; ///< tolerance mode: the most relative L2 error allowed
@@ -45,6 +56,7 @@ struct SweepSpec {
     int warmup = 3, reps = 20;
     bool flush_l2 = false;
     bool graph = false; ///< time each repetition as a CUDA graph launch (tiny kernels)
+    int calls = 1;      ///< launches per repetition; medians are per call (BenchOptions::calls)
     std::string text;   ///< the file's text (part of the results-cache key)
     /// Where each define and swept parameter is named in the file: (line, column).
     std::map<std::string, std::pair<int, int>> positions;
@@ -55,6 +67,9 @@ struct SweepSpec {
     static SweepSpec load(const std::filesystem::path& path);
     /// load() of `text` as the file named `file`.
     static SweepSpec parse(std::string text, const std::string& file);
+    /// Sets the shape and resolves the lists' shape expressions at it (kjit tune's shapes); a
+    /// value the shape makes equal to an earlier one of its list is dropped.
+    void set_shape(std::map<std::string, long long> values);
     /// The scope of shape values, numeric defines, launch values and one variant's parameters.
     [[nodiscard]] Scope scope(const std::map<std::string, long long>& params) const;
 };

@@ -80,9 +80,7 @@ std::vector<TunedShape> run_tune(TunePlan& plan, const SweepOptions& options,
                                  const std::function<void(const TunedShape&)>& on_shape) {
     std::vector<TunedShape> out;
     for (const ShapeValues& shape : plan.shapes) {
-        plan.spec.shape.clear();
-        for (const auto& [k, v] : shape)
-            plan.spec.shape[k] = v;
+        plan.spec.set_shape({shape.begin(), shape.end()});
         TunedShape t;
         t.shape = shape;
         t.result = run_sweep(plan.spec, options);
