@@ -8,10 +8,8 @@
 // summed by a fixed butterfly tree. RMS_WIDTH is the reduction's width and part of the
 // numerics. RMS_BLOCK and RMS_WARP_ROWS (the threads of a row) only decide which thread holds
 // which partials, and the 16-byte loads only how a chunk is read: every block width, both row
-// groups and both load paths give the same bits, and so does RMS_N, with one exception: for a
-// power-of-two width the compiler may fuse the division by n with + eps, which can round
-// differently only when the mean square is below 2^-126 and 0 < eps < 2^-101. A wider
-// RMS_WIDTH regroups the sum and changes them.
+// groups and both load paths give the same bits, and so does RMS_N. A wider RMS_WIDTH regroups
+// the sum and changes them.
 #include "common.cuh"
 #include "pdl.cuh"
 
@@ -50,6 +48,13 @@ static_assert(RMS_N >= 0, "RMS_N: a row width, or 0 for any");
 static_assert(RMS_WARP_ROWS || RMS_WIDTH % RMS_BLOCK == 0, "RMS_BLOCK must divide RMS_WIDTH");
 static_assert(RMS_WIDTH % 32 == 0 && RMS_WIDTH <= 1024, "RMS_WIDTH: a multiple of 32, <= 1024");
 static_assert(!RMS_WARP_ROWS || RMS_BLOCK % 32 == 0, "RMS_WARP_ROWS: RMS_BLOCK whole warps");
+
+/// A row's scale, 1 / sqrt(total / n + eps), from its sum of squares: exact division and square
+/// root, each step rounded once (__fadd_rn keeps a power-of-two width's division, which the
+/// compiler turns into a multiplication when RMS_N makes it a constant, from fusing with + eps).
+__device__ __forceinline__ float inv_rms(float total, int n, float eps) {
+    return 1.0f / sqrtf(__fadd_rn(total / static_cast<float>(n), eps));
+}
 
 template <class T> struct Vec16; // 16 bytes of T
 template <> struct Vec16<float> {
@@ -174,7 +179,7 @@ __device__ __forceinline__ void warp_rows_cached(const T* __restrict__ x, const 
                 acc[k % kSlots] = a;
             }
         }
-        inv[j] = 1.0f / sqrtf(warp_row_total(acc, chunks, lane) / static_cast<float>(n) + eps);
+        inv[j] = inv_rms(warp_row_total(acc, chunks, lane), n, eps);
     }
 #pragma unroll
     for (int k = 0; k < RMS_CACHE; ++k) {
@@ -286,8 +291,7 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
             __syncthreads();
             total = total_shared;
         }
-        // Exact division and square root: the scale is computed once per row.
-        const float inv = 1.0f / sqrtf(total / static_cast<float>(n) + eps);
+        const float inv = inv_rms(total, n, eps);
         if (cached) {
 #pragma unroll
             for (int k = 0; k < RMS_CACHE; ++k) {
