@@ -137,6 +137,15 @@ __device__ __forceinline__ float warp_row_total(const float (&acc)[kSlots], int 
     return warp_sum(mine);
 }
 
+/// The sum over each aligned group of kLanes lanes (a power of two), the butterfly of warp_sum's
+/// last log2(kLanes) levels: every lane of a group gets the same bits.
+template <int kLanes> __device__ __forceinline__ float lane_sum(float v) {
+#pragma unroll
+    for (int offset = kLanes / 2; offset > 0; offset >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, offset);
+    return v;
+}
+
 /// RMS_WARP_ROWS rows from row0 on (those below `rows`), each cached in its warp's registers:
 /// every row's chunks are loaded before any row is reduced, and each weight chunk once for all.
 /// Chunk c adds into partial c mod RMS_WIDTH as in rms_norm_rows: the same bits.
@@ -197,7 +206,7 @@ __device__ __forceinline__ void warp_rows_cached(const T* __restrict__ x, const 
     }
 }
 
-template <class T>
+template <class T, int kN>
 __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* __restrict__ w,
                                               T* __restrict__ y, int rows, int n, float eps) {
     constexpr int kChunk = Vec16<T>::kCount;
@@ -207,6 +216,13 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
     __shared__ float scratch[RMS_WARP_ROWS ? 1 : RMS_WIDTH / 32];
     __shared__ float total_shared;
     const int chunks = (n + kChunk - 1) / kChunk;
+    // A compiled-in width (kN > 0) whose data fill at most 8 of the RMS_WIDTH / 32 virtual warps
+    // (below): kLive of them, summed over kLanes (a power of two) lanes; else kLanes is 0.
+    constexpr int kVirtual = ((kN + kChunk - 1) / kChunk + 31) / 32; // virtual warps with data
+    constexpr int kLive =
+        kN > 0 ? (kVirtual < RMS_WIDTH / 32 ? kVirtual : RMS_WIDTH / 32) : 0;
+    constexpr int kLanes =
+        kLive == 0 || kLive > 8 ? 0 : kLive > 4 ? 8 : kLive > 2 ? 4 : kLive > 1 ? 2 : 1;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int tid = RMS_WARP_ROWS ? lane : threadIdx.x; // the thread's place in its row
     for (int row = blockIdx.x * kRows + (RMS_WARP_ROWS ? warp : 0); row < rows;
@@ -274,7 +290,10 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
         // (0) needs no shuffles (a narrow row's reduction skips most of the tree, same bits).
         // A warp row has its total already.
         if (!RMS_WARP_ROWS) {
-            __syncthreads(); // scratch and total may still be read for the previous row
+            // scratch and total may still be read for the previous row (a compiled-in width's
+            // first row has none)
+            if (kLanes == 0 || row != blockIdx.x)
+                __syncthreads();
 #pragma unroll
             for (int s = 0; s < kSlots; ++s) {
                 const int first = (warp + s * (RMS_BLOCK / 32)) * 32; // the virtual warp's partial 0
@@ -283,6 +302,14 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
                     scratch[warp + s * (RMS_BLOCK / 32)] = v;
             }
             __syncthreads();
+        }
+        if constexpr (!RMS_WARP_ROWS && kLanes > 0) {
+            // Every group of kLanes lanes sums the virtual warps that hold data; the others hold
+            // zeros, whose additions the full tree would make (x + 0 is x: the partials are never
+            // -0), so lane 0's sum is the full tree's, and no barrier has to publish it.
+            const int j = lane % kLanes;
+            total = lane_sum<kLanes>(j < kLive ? scratch[j] : 0.0f);
+        } else if (!RMS_WARP_ROWS) {
             if (warp == 0) {
                 const float v = warp_sum(lane < RMS_WIDTH / 32 ? scratch[lane] : 0.0f);
                 if (lane == 0)
@@ -318,7 +345,7 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
 /// All rows: with RMS_WARP_ROWS, in groups of that many per warp where a row fits the warp's
 /// registers (warp_rows_cached); else one row per block or warp (rms_norm_rows). Both stride
 /// over the rows whatever the grid.
-template <class T>
+template <class T, int kN = 0>
 __device__ __forceinline__ void rms_norm_all(const T* __restrict__ x, const T* __restrict__ w,
                                              T* __restrict__ y, int rows, int n, float eps) {
     if constexpr (RMS_WARP_ROWS > 0) {
@@ -335,7 +362,7 @@ __device__ __forceinline__ void rms_norm_all(const T* __restrict__ x, const T* _
             return;
         }
     }
-    rms_norm_rows(x, w, y, rows, n, eps);
+    rms_norm_rows<T, kN>(x, w, y, rows, n, eps);
 }
 
 /// A kernel's body: rms_norm_all inlined with the width the constant RMS_N where the launch's
@@ -345,7 +372,7 @@ __device__ __forceinline__ void rms_norm_kernel(const T* __restrict__ x, const T
                                                 T* __restrict__ y, int rows, int n, float eps) {
     pdl_chain_step();
     if (RMS_N > 0 && n == RMS_N)
-        rms_norm_all(x, w, y, rows, RMS_N, eps);
+        rms_norm_all<T, RMS_N>(x, w, y, rows, RMS_N, eps);
     else
         rms_norm_all(x, w, y, rows, n, eps);
 }

@@ -348,6 +348,10 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
         CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_N", width}}, true) == base);
         CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}, {"RMS_N", width}}, false) == base);
         CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_N", "24"}}, false) == base);
+        // A compiled-in width of at most 8 x 32 chunks sums only the virtual warps with data and
+        // skips the block's first barrier: 7 blocks striding over the rows still meet it.
+        CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_N", width}}, false, {{"ROWS_PER_LAUNCH", 7}}) ==
+              base);
         // NaN and inf in x: the paired bf16 conversion of the 16-byte stores keeps the bits of
         // from_float, which the misaligned path's element stores use.
         const auto special = run({{"RMS_BLOCK", "256"}}, false, {}, true);
@@ -356,6 +360,7 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
         CHECK(run(warp_rows, false, {}, true) == special);
         CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}, {"RMS_CACHE", "8"}}, false, {},
                   true) == special);
+        CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_N", width}}, false, {}, true) == special);
         // A narrower reduction regroups the sum, the same way in both forms. In fp32 that moves
         // bits; bf16 inputs square to 16 significant bits, and their sums are often exact in any
         // grouping (and rows of 250 chunks and fewer sum the same partials either way).
@@ -367,6 +372,11 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
         CHECK(run({{"RMS_BLOCK", "128"}, {"RMS_WIDTH", "512"}, {"RMS_WARP_ROWS", "2"},
                    {"RMS_CACHE", "32"}},
                   false) == narrow);
+        CHECK(run({{"RMS_BLOCK", "128"}, {"RMS_WIDTH", "512"}, {"RMS_N", width}}, false) ==
+              narrow);
+        // Three virtual warps (RMS_WIDTH 96): a compiled-in width sums them over four lanes.
+        CHECK(run({{"RMS_BLOCK", "32"}, {"RMS_WIDTH", "96"}, {"RMS_N", width}}, false) ==
+              run({{"RMS_BLOCK", "32"}, {"RMS_WIDTH", "96"}}, false));
         if (d == DType::f32 && std::string_view(shape) == "rows=64,n=7168")
             CHECK(narrow != base);
     }
