@@ -8,8 +8,9 @@
 // summed by a fixed butterfly tree. RMS_WIDTH is the reduction's width and part of the
 // numerics. RMS_BLOCK and RMS_WARP_ROWS (the threads of a row) only decide which thread holds
 // which partials, and the 16-byte loads only how a chunk is read: every block width, both row
-// groups and both load paths give the same bits, and so does RMS_N. A wider RMS_WIDTH regroups
-// the sum and changes them.
+// groups and both load paths give the same bits, and so does RMS_N (without fast-math options,
+// which approximate the division by the width). A wider RMS_WIDTH regroups the sum and changes
+// them.
 #include "common.cuh"
 #include "pdl.cuh"
 
@@ -46,8 +47,8 @@
 
 static_assert(RMS_N >= 0, "RMS_N: a row width, or 0 for any");
 static_assert(RMS_WARP_ROWS || RMS_WIDTH % RMS_BLOCK == 0, "RMS_BLOCK must divide RMS_WIDTH");
+static_assert(RMS_BLOCK % 32 == 0, "RMS_BLOCK: whole warps (the sums shuffle over full warps)");
 static_assert(RMS_WIDTH % 32 == 0 && RMS_WIDTH <= 1024, "RMS_WIDTH: a multiple of 32, <= 1024");
-static_assert(!RMS_WARP_ROWS || RMS_BLOCK % 32 == 0, "RMS_WARP_ROWS: RMS_BLOCK whole warps");
 
 /// A row's scale, 1 / sqrt(total / n + eps), from its sum of squares: exact division and square
 /// root, each step rounded once (__fadd_rn keeps a power-of-two width's division, which the

@@ -265,9 +265,11 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
     // and n = 1001, whose last chunk is partial (the element-by-element path in every form);
     // 333 rows leave a block of warp rows part empty and a last group of two rows half full,
     // 334 rows a last group of three with one row; rows of 4096 are 1024 fp32 chunks, 32 per
-    // lane of a warp.
+    // lane of a warp. With the width compiled in, rows of 200 and 640 fill 2 and 5 fp32 virtual
+    // warps (1 and 3 bf16), summed over 2 and 8 lanes (1 and 4).
     for (const char* shape : {"rows=64,n=7168", "rows=16,n=16384", "rows=333,n=1000",
-                              "rows=333,n=1001", "rows=333,n=8", "rows=334,n=8", "rows=64,n=4096"})
+                              "rows=333,n=1001", "rows=333,n=8", "rows=334,n=8", "rows=64,n=4096",
+                              "rows=37,n=200", "rows=37,n=640"})
     for (DType d : {DType::f32, DType::bf16}) {
         CAPTURE(shape);
         const std::size_t es = dtype_size(d);

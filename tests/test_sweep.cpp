@@ -205,6 +205,42 @@ calls = 32
     CHECK(labels() ==
           std::vector<std::string>{"RMS_N=0", "RMS_N=7168", "RMS_N=2048", "RMS_N=3840"});
     CHECK(expand(spec).front().plan.buffers.at(0).count == 32 * 7168);
+    CHECK_THROWS_WITH_AS(spec.set_shape({{"rows", 32}}),
+                         doctest::Contains("the shape has no 'n'"), ConfigError);
+
+    // kjit tune resolves every shape before it measures or writes anything: an expression that
+    // is no whole number, or a baseline the shape's values leave out, at the second shape.
+    std::ofstream(dir.path() / "t.toml") << R"toml(kernel = "rms_norm"
+[shape]
+rows = 1
+n = 2048
+[sweep]
+RMS_N = ["n / 512", "n"]
+)toml";
+    const Run frac =
+        run_kjit_in(dir.path(), "tune rms_norm --sweep t.toml --table tuned.toml --shapes "
+                                "'rows=1,n=2048;rows=1,n=1000'");
+    INFO(frac.out);
+    CHECK(frac.code == 2);
+    CHECK(contains(frac.out, "t.toml:6:11: error: 'n / 512' = 1.953125 is not a whole number "
+                             "(at shape rows=1,n=1000)"));
+    std::ofstream(dir.path() / "b.toml") << R"toml(kernel = "rms_norm"
+[shape]
+rows = 1
+n = 2048
+[sweep]
+RMS_N = [0, "n"]
+[check]
+baseline = { RMS_N = 2048 }
+)toml";
+    const Run base =
+        run_kjit_in(dir.path(), "tune rms_norm --sweep b.toml --table tuned.toml --shapes "
+                                "'rows=1,n=2048;rows=1,n=4096'");
+    INFO(base.out);
+    CHECK(base.code == 2);
+    CHECK(contains(base.out, "b.toml:6:1: error: the baseline's RMS_N = 2048 is not among RMS_N's "
+                             "values at this shape (at shape rows=1,n=4096)"));
+    CHECK_FALSE(std::filesystem::exists(dir.path() / "tuned.toml"));
 }
 
 TEST_CASE("a random search draws budget distinct valid variants from a space it never expands") {
@@ -383,7 +419,7 @@ TEST_CASE("every broken sweep fixture is reported at its file:line:col with exit
         {"not_a_launch_parameter.toml", "11:1: error: 'GRID' is not a launch parameter of rms_norm (known: ROWS_PER_LAUNCH)"},
         {"not_a_shape_key.toml", "5:1: error: 'm' is not a shape key of rms_norm (shape keys: rows, n)"},
         {"shape_value_fraction.toml", "7:14: error: 'n / 3' = 682.666667 is not a whole number"},
-        {"shape_value_names_param.toml", "8:14: error: bad expression 'RMS_BLOCK * 8': Unexpected token \"RMS_BLOCK\" found at position 0."},
+        {"shape_value_names_param.toml", "8:14: error: bad expression 'RMS_BLOCK * 8': Unexpected token \"RMS_BLOCK\" found at position 0. (a [sweep] list's expressions read the shape and the fixed defines)"},
         {"syntax.toml", "2:7: error: Error while parsing table header: expected ']'"},
         {"unknown_contract.toml", "1:10: error: no contract for kernel 'rms_nrom' (known: rms_norm, conv1d, conv1d_update, delta_rule); a kernel without one declares its launch inline: [launch] and [[args]]"},
         {"unknown_kernel.toml", "1:10: error: unknown kernel 'rms_nrom' (known kernels: conv1d, delta_rule, rms_norm)"},

@@ -98,6 +98,7 @@ Action add_bench(CLI::App& app) {
     sub->add_option("--calls", args->bench.calls,
                     "launches per repetition, back to back (in one graph with --graph); "
                     "times are per call")
+        ->check(CLI::Range(1, 10000))
         ->capture_default_str();
     sub->add_option("--input-sets", args->bench.input_sets, "input sets to rotate among")
         ->capture_default_str();

@@ -254,6 +254,12 @@ void read_bench(const TomlNode& n, SweepSpec& spec) {
 } // namespace
 
 void SweepSpec::set_shape(std::map<std::string, long long> values) {
+    // An expression reads every key of the file's shape: a shape without one of them cannot
+    // stand in for it.
+    for (const auto& [k, v] : shape)
+        if (!values.contains(k))
+            throw ConfigError("the shape has no '" + k + "', which the sweep file's shape has",
+                              file);
     shape = std::move(values);
     const Scope s = scope({});
     for (const ShapeList& l : shape_lists) {
@@ -269,6 +275,15 @@ void SweepSpec::set_shape(std::map<std::string, long long> values) {
             if (std::find(param->list.begin(), param->list.end(), v) == param->list.end())
                 param->list.push_back(v);
         }
+        if (const auto b = baseline.find(l.param);
+            b != baseline.end() &&
+            std::find(param->list.begin(), param->list.end(), b->second) == param->list.end())
+            throw ConfigError("the baseline's " + l.param + " = " + std::to_string(b->second) +
+                                  " is not among " + l.param + "'s values at this shape",
+                              positions.contains(l.param)
+                                  ? SourceLocation{file, positions.at(l.param).first,
+                                                   positions.at(l.param).second}
+                                  : SourceLocation{file, 0, 0});
     }
 }
 
@@ -416,8 +431,15 @@ SweepSpec SweepSpec::parse(std::string text, const std::string& file) {
             fixed.erase(p.name);
         for (SweepSpec::ShapeList& l : spec.shape_lists)
             for (auto& item : l.items)
-                if (const auto* e = std::get_if<TomlExpression>(&item))
-                    l.exprs.emplace_back(*e, fixed);
+                if (const auto* e = std::get_if<TomlExpression>(&item)) {
+                    try {
+                        l.exprs.emplace_back(*e, fixed);
+                    } catch (const ConfigError& err) {
+                        throw ConfigError(err.message + " (a [sweep] list's expressions read "
+                                                        "the shape and the fixed defines)",
+                                          err.file, err.line, err.column);
+                    }
+                }
         spec.set_shape(spec.shape);
     }
 

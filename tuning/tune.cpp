@@ -1,6 +1,7 @@
 #include "tuning/tune.hpp"
 
 #include "core/error.hpp"
+#include "kernels/shape.hpp"
 #include "tuning/sweep_judge.hpp"
 #include "tuning/tuned_record.hpp"
 
@@ -55,6 +56,17 @@ TunePlan plan_tune(const TuneRequest& request, const Project* project) {
         plan.shapes.push_back(parse_shape(plan.spec.contract, s));
     if (plan.shapes.empty())
         throw ConfigError("kjit tune needs at least one shape, e.g. rows=1,n=4096");
+    // The sweep lists' shape expressions and the baseline at every shape, before the first
+    // entry is written.
+    for (const ShapeValues& shape : plan.shapes) {
+        try {
+            plan.spec.set_shape({shape.begin(), shape.end()});
+        } catch (const ConfigError& e) {
+            throw ConfigError(e.message + " (at shape " + shape_text(plan.spec.contract, shape) +
+                                  ")",
+                              e.file, e.line, e.column);
+        }
+    }
     return plan;
 }
 

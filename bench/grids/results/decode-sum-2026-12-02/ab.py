@@ -1,6 +1,8 @@
-"""Old source (A: .gl/exp/srcA) against new (B: kernel_src), the table's defines per shape, same
-defines both arms: outputs compared bit for bit, A B B A timing. Rows <= 256: 32 calls per graph
-(per call); larger: one call per replay, L2 flushed. Usage: python3 ab.py [dtypes] [extra defines]"""
+"""Old source (A: argv[1]) against new (B: argv[2]), the table's defines per shape, same defines
+both arms (argv[4] = "n": B also compiles the width in): outputs compared bit for bit, A B B A
+timing. Rows <= 256: 32 calls per graph (per call); larger: one call per replay, L2 flushed per
+repetition. argv[5]: 1 the first ten shapes, 2 the rest, 0 all.
+Usage: python3 ab.py SRC_A SRC_B DTYPES [n|-] [0|1|2]"""
 import statistics, sys, os
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../bench"))
 import torch, kjit
