@@ -124,8 +124,8 @@ class KjitSource:
         fn, d = self.function("delta_rule_decode")
         bh, dk = q.shape
         dv = v.shape[1]
-        bv, ksplit = int(d["DR_BV"]), int(d["DR_KSPLIT"])
-        grid, block = (-(-dv // bv), bh), (bv, ksplit)
+        bv, ksplit, vec = int(d["DR_BV"]), int(d["DR_KSPLIT"]), int(d["DR_VEC"])
+        grid, block = (-(-dv // bv), bh), (bv // vec, ksplit)
         return lambda: fn(grid, block, q, k, v, g, beta, state, o, dk, dv, scale)
 
 
@@ -299,7 +299,8 @@ def delta_rule_rows(a, grid, kjit_for, timer, ceiling):
                 s0 = torch.randn(bh, dk, dv, device="cuda")
                 ours_state, o = s0.clone(), torch.empty(bh, dv, device="cuda")
                 kjit, used = kjit_for(("f32", b, h, dk, dv))
-                config = f"BV{used['DR_BV']}xK{used['DR_KSPLIT']}"
+                config = (f"BV{used['DR_BV']}xK{used['DR_KSPLIT']}xV{used['DR_VEC']}"
+                          + ("c" if used.get("DR_DK", "0") != "0" else ""))
                 ours = kjit.delta_rule_launcher(q, k, v, g, beta, ours_state, o, scale)
                 # fla's layout [B, T, H, K], the state [B, H, K, V]; beta by keyword (its fifth
                 # positional parameter is gk, a per-key decay).
@@ -443,7 +444,7 @@ def main():
     source, keys, rows_of = KERNELS[grid["kernel"]]
     # The contracts' defaults (kernels/conv1d.cpp, kernels/delta_rule.cpp); the update reads
     # CONV_BLOCK only.
-    defines = {"delta_rule": {"DR_BV": "32", "DR_KSPLIT": "4", "DR_MAX_DK": "128"},
+    defines = {"delta_rule": {"DR_BV": "32", "DR_KSPLIT": "4", "DR_MAX_DK": "128", "DR_VEC": "1"},
                "rms_norm": {"RMS_BLOCK": "256"},
                "conv1d": {"CONV_TILE": "16", "CONV_BLOCK": "64", "CONV_SEGS": "0"}}[source]
     for kv in a.defines:

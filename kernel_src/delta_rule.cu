@@ -3,10 +3,13 @@
 // Layouts: q, k [B, H, DK]; v, o [B, H, DV]; g, beta [B, H]; S [B, H, DK, DV] fp32, updated in
 // place. All fp32.
 //
-// Grid: (cdiv(DV, DR_BV), B * H), blocks of DR_BV x DR_KSPLIT threads. Thread (x, y) owns
-// column j = blockIdx.x * DR_BV + x and rows [y R, (y + 1) R), R = DK / DR_KSPLIT, in registers.
-// Each column is computed alone, its DR_KSPLIT partial dot products summed in one fixed order:
-// the bits depend on DR_KSPLIT, never on DR_BV (the value tile is free to tune).
+// Grid: (cdiv(DV, DR_BV), B * H), blocks of DR_BV / DR_VEC x DR_KSPLIT threads. Thread (x, y)
+// owns the DR_VEC columns from j = blockIdx.x * DR_BV + x * DR_VEC and rows [y R, (y + 1) R),
+// R = DK / DR_KSPLIT, in registers; the block's key and scaled query sit in shared memory. The
+// state is streamed once: every row's loads are issued before any is used, and a row's DR_VEC
+// columns move in one access where alignment allows. Each column is computed alone, its
+// DR_KSPLIT partial dot products summed in one fixed order: the bits depend on DR_KSPLIT, never
+// on DR_BV, DR_VEC or the compiled-in widths (those are free to tune).
 #include "pdl.cuh"
 
 #ifndef DR_BV
@@ -15,63 +18,178 @@
 #ifndef DR_KSPLIT
 #define DR_KSPLIT 4 // threads per column: part of the numerics
 #endif
+#ifndef DR_VEC
+#define DR_VEC 1 // columns per thread: 1, 2 or 4 (one 4-, 8- or 16-byte access per row)
+#endif
+#ifndef DR_DK
+#define DR_DK 0 // the key width compiled in (0: read at run time; a launch at another dk still works)
+#endif
+#ifndef DR_DV
+#define DR_DV 0 // the value width compiled in (likewise)
+#endif
 #ifndef DR_MAX_DK
 #define DR_MAX_DK 128 // production cap on DK: the per-thread register array holds DK / DR_KSPLIT
 #endif
 
-extern "C" __global__ void __launch_bounds__(DR_BV * DR_KSPLIT)
+static_assert(DR_VEC == 1 || DR_VEC == 2 || DR_VEC == 4, "DR_VEC must be 1, 2 or 4");
+static_assert(DR_BV % DR_VEC == 0, "DR_BV must be a multiple of DR_VEC");
+
+namespace delta_rule {
+
+template <int kVec> struct Access;
+template <> struct Access<1> { using type = float; };
+template <> struct Access<2> { using type = float2; };
+template <> struct Access<4> { using type = float4; };
+
+/// The `live` leading columns of a row at p (kWide: all DR_VEC of them in one access).
+template <bool kWide> __device__ __forceinline__ void load(const float* p, int live, float (&x)[DR_VEC]) {
+    if (kWide) {
+        const auto t = *reinterpret_cast<const typename Access<DR_VEC>::type*>(p);
+        const float* f = reinterpret_cast<const float*>(&t);
+#pragma unroll
+        for (int c = 0; c < DR_VEC; ++c)
+            x[c] = f[c];
+    } else {
+#pragma unroll
+        for (int c = 0; c < DR_VEC; ++c)
+            x[c] = c < live ? p[c] : 0.0f;
+    }
+}
+
+template <bool kWide> __device__ __forceinline__ void store(float* p, int live, const float (&x)[DR_VEC]) {
+    if (kWide) {
+        typename Access<DR_VEC>::type t;
+        float* f = reinterpret_cast<float*>(&t);
+#pragma unroll
+        for (int c = 0; c < DR_VEC; ++c)
+            f[c] = x[c];
+        *reinterpret_cast<typename Access<DR_VEC>::type*>(p) = t;
+    } else {
+#pragma unroll
+        for (int c = 0; c < DR_VEC; ++c)
+            if (c < live)
+                p[c] = x[c];
+    }
+}
+
+template <bool kWide>
+__device__ __forceinline__ void step(const float* __restrict__ kb, const float* __restrict__ qb,
+                                     float scale, float* ks, float* qs,
+                                     const float* __restrict__ v, float beta, float decay,
+                                     float* __restrict__ sb, float* __restrict__ o, int dk, int dv,
+                                     float (*partial)[DR_BV], float (*partial_o)[DR_BV]) {
+    constexpr int kRows = DR_MAX_DK / DR_KSPLIT;
+    const int col = threadIdx.x * DR_VEC; // within the block's tile
+    const int j = blockIdx.x * DR_BV + col;
+    const int live = j >= dv ? 0 : dv - j < DR_VEC ? dv - j : DR_VEC;
+    const int rows = dk / DR_KSPLIT;
+    const int r0 = threadIdx.y * rows;
+    float* p = sb + static_cast<long long>(r0) * dv + j;
+
+    float s[kRows][DR_VEC];
+    float dot[DR_VEC];
+#pragma unroll
+    for (int c = 0; c < DR_VEC; ++c)
+        dot[c] = 0.0f;
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+        if (r < rows && live)
+            load<kWide>(p + r * dv, live, s[r]);
+    // With the state's loads in flight: the head's key and scaled query, which every thread
+    // of the block reads, into shared memory.
+    for (int i = threadIdx.y * blockDim.x + threadIdx.x; i < dk; i += blockDim.x * blockDim.y) {
+        ks[i] = kb[i];
+        qs[i] = __fmul_rn(qb[i], scale);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+        if (r < rows && live) {
+            const float kr = ks[r0 + r];
+#pragma unroll
+            for (int c = 0; c < DR_VEC; ++c) {
+                s[r][c] = __fmul_rn(s[r][c], decay);
+                dot[c] = __fmaf_rn(s[r][c], kr, dot[c]);
+            }
+        }
+    }
+#pragma unroll
+    for (int c = 0; c < DR_VEC; ++c)
+        partial[threadIdx.y][col + c] = dot[c];
+    __syncthreads();
+    float u[DR_VEC];
+#pragma unroll
+    for (int c = 0; c < DR_VEC; ++c) {
+        float sk = 0.0f;
+#pragma unroll
+        for (int y = 0; y < DR_KSPLIT; ++y)
+            sk = __fadd_rn(sk, partial[y][col + c]);
+        u[c] = c < live ? __fmul_rn(beta, __fsub_rn(v[j + c], sk)) : 0.0f;
+    }
+
+    float out[DR_VEC];
+#pragma unroll
+    for (int c = 0; c < DR_VEC; ++c)
+        out[c] = 0.0f;
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+        if (r < rows && live) {
+            const float kr = ks[r0 + r], qr = qs[r0 + r];
+#pragma unroll
+            for (int c = 0; c < DR_VEC; ++c) {
+                s[r][c] = __fmaf_rn(kr, u[c], s[r][c]);
+                out[c] = __fmaf_rn(s[r][c], qr, out[c]);
+            }
+            store<kWide>(p + r * dv, live, s[r]);
+        }
+    }
+#pragma unroll
+    for (int c = 0; c < DR_VEC; ++c)
+        partial_o[threadIdx.y][col + c] = out[c];
+    __syncthreads();
+    if (threadIdx.y == 0 && live) {
+        float ov[DR_VEC];
+#pragma unroll
+        for (int c = 0; c < DR_VEC; ++c) {
+            ov[c] = 0.0f;
+#pragma unroll
+            for (int y = 0; y < DR_KSPLIT; ++y)
+                ov[c] = __fadd_rn(ov[c], partial_o[y][col + c]);
+        }
+        store<kWide>(o + j, live, ov);
+    }
+}
+
+} // namespace delta_rule
+
+extern "C" __global__ void __launch_bounds__(DR_BV / DR_VEC * DR_KSPLIT)
     delta_rule_decode(const float* __restrict__ q, const float* __restrict__ k,
                       const float* __restrict__ v, const float* __restrict__ g,
                       const float* __restrict__ beta, float* __restrict__ state,
                       float* __restrict__ o, int dk, int dv, float scale) {
     pdl_chain_step();
-    constexpr int kRows = DR_MAX_DK / DR_KSPLIT;
-    __shared__ float partial[DR_KSPLIT][DR_BV];
+    __shared__ float ks[DR_MAX_DK], qs[DR_MAX_DK];
+    __shared__ float partial[DR_KSPLIT][DR_BV], partial_o[DR_KSPLIT][DR_BV];
     const int bh = blockIdx.y;
-    const int j = blockIdx.x * DR_BV + threadIdx.x;
-    const bool live = j < dv;
-    const int rows = dk / DR_KSPLIT;
-    const int r0 = threadIdx.y * rows;
     const float* kb = k + static_cast<long long>(bh) * dk;
     const float* qb = q + static_cast<long long>(bh) * dk;
+    const float decay = expf(g[bh]), b = beta[bh];
     float* sb = state + static_cast<long long>(bh) * dk * dv;
-    const float decay = expf(g[bh]);
-
-    float s[kRows];
-    float dot = 0.0f;
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-        if (r < rows && live) {
-            s[r] = __fmul_rn(sb[static_cast<long long>(r0 + r) * dv + j], decay);
-            dot = __fmaf_rn(s[r], kb[r0 + r], dot);
-        }
-    }
-    partial[threadIdx.y][threadIdx.x] = dot;
-    __syncthreads();
-    float sk = 0.0f;
-#pragma unroll
-    for (int y = 0; y < DR_KSPLIT; ++y)
-        sk = __fadd_rn(sk, partial[y][threadIdx.x]);
-    const float u = live ? __fmul_rn(beta[bh], __fsub_rn(v[static_cast<long long>(bh) * dv + j], sk))
-                         : 0.0f;
-    __syncthreads(); // partial is reused below
-
-    float out = 0.0f;
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-        if (r < rows && live) {
-            s[r] = __fmaf_rn(kb[r0 + r], u, s[r]);
-            sb[static_cast<long long>(r0 + r) * dv + j] = s[r];
-            out = __fmaf_rn(s[r], __fmul_rn(qb[r0 + r], scale), out);
-        }
-    }
-    partial[threadIdx.y][threadIdx.x] = out;
-    __syncthreads();
-    if (threadIdx.y == 0 && live) {
-        float ov = 0.0f;
-#pragma unroll
-        for (int y = 0; y < DR_KSPLIT; ++y)
-            ov = __fadd_rn(ov, partial[y][threadIdx.x]);
-        o[static_cast<long long>(bh) * dv + j] = ov;
-    }
+    const float* vb = v + static_cast<long long>(bh) * dv;
+    float* ob = o + static_cast<long long>(bh) * dv;
+    // The compiled-in widths where the launch has them (constant trip counts and offsets),
+    // else the run-time ones: the same arithmetic, so the same bits. A row moves in one access
+    // when its start is 4 * DR_VEC bytes aligned: dv a multiple of DR_VEC, state and o aligned.
+    const auto run = [&](int dk_, int dv_) {
+        if (DR_VEC > 1 && dv_ % DR_VEC == 0 &&
+            reinterpret_cast<unsigned long long>(state) % (4 * DR_VEC) == 0 &&
+            reinterpret_cast<unsigned long long>(o) % (4 * DR_VEC) == 0)
+            delta_rule::step<true>(kb, qb, scale, ks, qs, vb, b, decay, sb, ob, dk_, dv_, partial, partial_o);
+        else
+            delta_rule::step<false>(kb, qb, scale, ks, qs, vb, b, decay, sb, ob, dk_, dv_, partial, partial_o);
+    };
+    if ((DR_DK == 0 || dk == DR_DK) && (DR_DV == 0 || dv == DR_DV))
+        run(DR_DK ? DR_DK : dk, DR_DV ? DR_DV : dv);
+    else
+        run(dk, dv);
 }

@@ -9,6 +9,7 @@
 #include "tests/support.hpp"
 #include "tuning/case_arms.hpp"
 #include "tuning/digest.hpp"
+#include "tuning/numeric.hpp"
 #include "tuning/selfcheck.hpp"
 
 #include <doctest/doctest.h>
@@ -152,32 +153,34 @@ TEST_CASE("the conv1d_update reference is one more step of the sequence referenc
         CHECK(out[1][r] == y_all[r * (t + 1) + t]);
 }
 
-TEST_CASE("the delta_rule contract copies the state in and then updates it in place") {
+TEST_CASE("the delta_rule contract updates the state in place") {
     const KernelContract& kc = kernel_contract("delta_rule");
     CHECK(kc.dtypes == std::vector<DType>{DType::f32});
-    CHECK(defines_text(kc.defines) == "DR_BV=32 DR_KSPLIT=4 DR_MAX_DK=128");
+    CHECK(defines_text(kc.defines) == "DR_BV=32 DR_KSPLIT=4 DR_MAX_DK=128 DR_VEC=1");
     const CasePlan l = plan_at("delta_rule", "b=2,h=3,dk=64,dv=100", DType::f32);
     CHECK(l.entry() == "delta_rule_decode");
-    CHECK(names(l, l.inputs) == std::vector<std::string>{"q", "k", "v", "g", "beta", "state_in"});
-    CHECK(names(l, l.outputs) == std::vector<std::string>{"o", "state"});
+    CHECK(names(l, l.inputs) == std::vector<std::string>{"q", "k", "v", "g", "beta", "state"});
+    CHECK(names(l, l.outputs) == std::vector<std::string>{"state", "o"});
+    CHECK(l.buffers[l.inputs[5]].role == ArgRole::in_out);
     const std::size_t heads = 6, state = heads * 64 * 100;
     CHECK(l.buffers[l.inputs[0]].count == heads * 64);
     CHECK(l.buffers[l.inputs[2]].count == heads * 100);
     CHECK(l.buffers[l.inputs[3]].count == heads);
     CHECK(l.buffers[l.inputs[5]].count == state);
-    CHECK(l.buffers[l.outputs[0]].count == heads * 100);
-    CHECK(l.buffers[l.outputs[1]].count == state);
-    // The restore copy and the kernel each read and write the state once.
-    CHECK(l.bytes == (4.0 * state + 2 * heads * 64 + 2 * heads * 100 + 2 * heads) * 4);
+    CHECK(l.buffers[l.outputs[1]].count == heads * 100);
+    // The kernel reads and writes the state once; nothing restores it inside a run.
+    CHECK(l.bytes == (2.0 * state + 2 * heads * 64 + 2 * heads * 100 + 2 * heads) * 4);
     CHECK(l.flops == 8.0 * state);
-    CHECK(output_tolerance(l.buffers[l.outputs[0]]) == 1e-5);
-    CHECK(output_tolerance(l.buffers[l.outputs[1]]) == 1e-6);
-    REQUIRE(l.steps.size() == 2);
-    CHECK(l.steps[0].kind == PipelineStep::Kind::copy);
-    CHECK(l.buffers[l.steps[0].from].name == "state_in");
-    CHECK(l.buffers[l.steps[0].to].name == "state");
+    CHECK(output_tolerance(l.buffers[l.outputs[0]]) == 1e-6);
+    CHECK(output_tolerance(l.buffers[l.outputs[1]]) == 1e-5);
+    REQUIRE(l.steps.size() == 1);
     CHECK(l.main_launch().grid.str() == "(4,6,1)");  // ceil(100 / DR_BV), b * h
-    CHECK(l.main_launch().block.str() == "(32,4,1)"); // DR_BV, DR_KSPLIT
+    CHECK(l.main_launch().block.str() == "(32,4,1)"); // DR_BV / DR_VEC, DR_KSPLIT
+    // DR_VEC columns per thread: the block narrows, the grid stays.
+    const CasePlan wide = plan_at("delta_rule", "b=2,h=3,dk=64,dv=100", DType::f32,
+                                  {{"DR_VEC", "4"}, {"DR_BV", "64"}});
+    CHECK(wide.main_launch().grid.str() == "(2,6,1)");
+    CHECK(wide.main_launch().block.str() == "(16,4,1)");
     // q k v g beta state o dk dv scale: the kernel's own parameter order.
     std::vector<std::string> params;
     for (const ParamRef& r : l.main_launch().params)
@@ -284,7 +287,7 @@ TEST_CASE("the contracts generate the input bits the recorded baselines were mad
     CHECK(hex_digest(in[1]) == "2d4854488fb47f68"); // k, scaled
     CHECK(hex_digest(in[3]) == "336a38c053d1851f"); // g, scaled and offset
     CHECK(hex_digest(in[4]) == "0c2718ba4cba3ce7"); // beta
-    CHECK(hex_digest(in[5]) == "ac929fbb32468551"); // state_in
+    CHECK(hex_digest(in[5]) == "ac929fbb32468551"); // state
     CHECK(hex_digest(generated_inputs(p, 1, 1)[1]) == "33c3986847ae65be");
     p = plan_at("conv1d", "b=2,c=64,t=37", DType::bf16);
     in = generated_inputs(p, 1);
@@ -312,7 +315,7 @@ TEST_CASE("the conv1d reference is conv1d_reference on a worked example") {
     CHECK(out[0][1] == doctest::Approx(5432.5 / (1 + std::exp(-5432.5))));
 }
 
-TEST_CASE("the delta_rule reference updates a copy of state_in") {
+TEST_CASE("the delta_rule reference steps the state") {
     const KernelContract& kc = kernel_contract("delta_rule");
     // b=1 h=1 dk=4 dv=3: the scale 1/sqrt(4) is exact.
     const std::vector<double> q{1, 2, 3, 4}, k{0.1, 0.2, 0.3, 0.4}, v{5, 6, 7}, g{-0.1},
@@ -321,12 +324,12 @@ TEST_CASE("the delta_rule reference updates a copy of state_in") {
                              {q, k, v, g, beta, state0});
     std::vector<double> state = state0, o(3);
     delta_rule_reference(q, k, v, g, beta, state, o, 1, 4, 3, 0.5);
-    CHECK(out[0] == o);
-    CHECK(out[1] == state);
-    CHECK(out[1] != state0);
+    CHECK(out[0] == state); // the in-out state, then o
+    CHECK(out[1] == o);
+    CHECK(out[0] != state0);
     // Column 0 of the decayed state is e^-0.1 [1 0 0 1]: S^T k = 0.5 e^-0.1.
     const double e = std::exp(-0.1), u = 0.5 * (5 - 0.5 * e);
-    CHECK(out[1][0] == doctest::Approx(e + 0.1 * u));
+    CHECK(out[0][0] == doctest::Approx(e + 0.1 * u));
 }
 
 TEST_CASE("the rms_norm reference is rms_norm_reference at the epsilon the kernel receives") {
@@ -431,7 +434,7 @@ TEST_CASE("every check case passes on fresh random inputs") {
     }
 }
 
-TEST_CASE("repeated delta_rule launches all start from the generated state") {
+TEST_CASE("repeated delta_rule launches step the state on and every run starts from the generated state") {
     KJIT_REQUIRE_DEVICE();
     test::GpuEngine gpu;
     const Device& device = gpu.device;
@@ -441,15 +444,30 @@ TEST_CASE("repeated delta_rule launches all start from the generated state") {
     const auto arms = prepare_arms(engine, kc, {kc.defines}, device);
     CaseBuffers buffers(plan, 1);
     const auto once = run_case_once(arms[0], plan, buffers);
+    // Two more launches on the same buffers: the state of three steps, as a decode chain's.
     const Stream stream;
     const LaunchSequence launch = case_launch(arms[0], plan, buffers);
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 2; ++i)
         launch(stream.handle());
     stream.synchronize();
     const auto thrice = buffers.download();
+    REQUIRE(thrice[0].name == "state");
+    CHECK(digest(thrice[0]) != digest(once[0]));
+    // The float64 recurrence over the same three steps.
+    const std::vector<HostBuffer> inputs = generated_inputs(plan, 1);
+    std::vector<std::vector<double>> in;
+    for (const HostBuffer& h : inputs)
+        in.push_back(element_values(h));
+    std::vector<double> state = in[5], o(600);
+    for (int i = 0; i < 3; ++i)
+        delta_rule_reference(in[0], in[1], in[2], in[3], in[4], state, o, 6, 64, 100,
+                             1 / std::sqrt(64.0));
+    CHECK(relative_l2(element_values(thrice[0]), state) < 1e-6);
+    // And a run of the case starts again from the generated state.
+    const auto again = run_case_once(arms[0], plan, buffers);
     for (std::size_t i = 0; i < once.size(); ++i) {
         INFO(once[i].name);
-        CHECK(digest(thrice[i]) == digest(once[i]));
+        CHECK(digest(again[i]) == digest(once[i]));
     }
     // A key width the register array cannot hold is refused, not truncated.
     CHECK_THROWS_AS(plan_at("delta_rule", "b=1,h=1,dk=66,dv=8", DType::f32), ConfigError);
