@@ -232,7 +232,6 @@ nb::list tune_shapes(const std::string& kernel, const std::vector<std::string>& 
     nb::module_ json = nb::module_::import_("json");
     nb::list out;
     for (const TunedShape& t : tuned) {
-        plan.spec.set_shape({t.shape.begin(), t.shape.end()});
         nb::dict d;
         d["shape"] = t.shape;
         d["failed"] = t.failed;
