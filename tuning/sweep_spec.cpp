@@ -32,30 +32,36 @@ std::string joined(const std::vector<std::string>& names) {
     return out;
 }
 
+/// A [sweep] list as written, before its expressions can be parsed (they read the dtype and
+/// every fixed define, known once the whole file has been read).
+struct WrittenList {
+    std::string param;
+    std::vector<std::variant<long long, TomlExpression>> items;
+};
+
 /// The values of sweep parameter `name`: a list, {min, max, step} or {pow2 = [min, max]}. A
-/// range is kept as its bounds, never expanded here. A list's strings are expressions of the
-/// shape, appended to `from_shape` (their values are set by SweepSpec::set_shape).
+/// range is kept as its bounds, never expanded here. A list with strings (expressions of the
+/// shape) goes to `from_shape` instead, its values left to SweepSpec::set_shape.
 SweepParam read_param(const TomlNode& n, const std::string& name, bool define,
-                      std::vector<SweepSpec::ShapeList>& from_shape) {
+                      std::vector<WrittenList>& from_shape) {
     SweepParam p;
     p.name = name;
     p.define = define;
+    bool shaped = false; // its values come at each shape
     if (const auto a = n.as_array()) {
-        SweepSpec::ShapeList shaped{name, {}, {}};
+        WrittenList written{name, {}};
         for (const TomlNode& v : a->items()) {
+            shaped = shaped || v.type() == TomlType::string;
             if (v.type() == TomlType::string)
-                shaped.items.emplace_back(v.expression(name));
+                written.items.emplace_back(v.expression(name));
             else
-                shaped.items.emplace_back(v.integer(name));
-            p.list.push_back(0);
+                written.items.emplace_back(v.integer(name));
         }
-        if (std::any_of(shaped.items.begin(), shaped.items.end(), [](const auto& item) {
-                return std::holds_alternative<TomlExpression>(item);
-            }))
-            from_shape.push_back(std::move(shaped));
+        if (shaped)
+            from_shape.push_back(std::move(written));
         else
-            for (std::size_t i = 0; i < p.list.size(); ++i)
-                p.list[i] = std::get<long long>(shaped.items[i]);
+            for (const auto& item : written.items)
+                p.list.push_back(std::get<long long>(item));
     } else if (const auto t = n.as_table()) {
         if (const auto pow2 = t->get("pow2")) {
             t->only_keys({"pow2"}, "sweep parameter " + name);
@@ -82,7 +88,7 @@ SweepParam read_param(const TomlNode& n, const std::string& name, bool define,
         n.fail("sweep parameter '" + name +
                "' must be a list, {min, max, step} or {pow2 = [min, max]}");
     }
-    if (p.size() == 0)
+    if (p.size() == 0 && !shaped)
         n.fail("sweep parameter '" + name + "' has no values");
     return p;
 }
@@ -266,11 +272,9 @@ void SweepSpec::set_shape(std::map<std::string, long long> values) {
         auto param = std::find_if(params.begin(), params.end(),
                                   [&](const SweepParam& p) { return p.name == l.param; });
         param->list.clear();
-        std::size_t e = 0;
         for (const auto& item : l.items) {
-            const long long v = std::holds_alternative<long long>(item)
-                                    ? std::get<long long>(item)
-                                    : l.exprs.at(e++).eval_int(s);
+            const auto* number = std::get_if<long long>(&item);
+            const long long v = number ? *number : std::get<Expr>(item).eval_int(s);
             // A value the shape makes equal to another is measured once.
             if (std::find(param->list.begin(), param->list.end(), v) == param->list.end())
                 param->list.push_back(v);
@@ -365,6 +369,7 @@ SweepSpec SweepSpec::parse(std::string text, const std::string& file) {
         return std::any_of(spec.contract.launch_params.begin(), spec.contract.launch_params.end(),
                            [&](const LaunchParam& p) { return p.name == n; });
     };
+    std::vector<WrittenList> written_lists;
     for (const char* section : {"sweep", "sweep_launch"})
         if (const auto n = root.get(section))
             for (const TomlEntry& e : n->table(section).entries()) {
@@ -401,7 +406,7 @@ SweepSpec SweepSpec::parse(std::string text, const std::string& file) {
                                           ")",
                                       e.key_where);
                 }
-                spec.params.push_back(read_param(e.value, pname, define, spec.shape_lists));
+                spec.params.push_back(read_param(e.value, pname, define, written_lists));
             }
     if (spec.params.empty())
         throw ConfigError("the sweep file sweeps nothing: add a [sweep] table", spec.file, 1, 1);
@@ -422,24 +427,29 @@ SweepSpec SweepSpec::parse(std::string text, const std::string& file) {
         }
     }
     const Scope scope = spec.scope({});
-    if (!spec.shape_lists.empty()) {
+    if (!written_lists.empty()) {
         // A list's expressions read the shape and the fixed defines, never another parameter.
         Scope fixed = scope;
         for (const SweepParam& p : spec.params)
             fixed.erase(p.name);
         for (const auto& p : spec.contract.launch_params)
             fixed.erase(p.name);
-        for (SweepSpec::ShapeList& l : spec.shape_lists)
-            for (auto& item : l.items)
+        for (const WrittenList& w : written_lists) {
+            SweepSpec::ShapeList& l = spec.shape_lists.emplace_back();
+            l.param = w.param;
+            for (const auto& item : w.items)
                 if (const auto* e = std::get_if<TomlExpression>(&item)) {
                     try {
-                        l.exprs.emplace_back(*e, fixed);
+                        l.items.emplace_back(Expr(*e, fixed));
                     } catch (const ConfigError& err) {
                         throw ConfigError(err.message + " (a [sweep] list's expressions read "
                                                         "the shape and the fixed defines)",
                                           err.file, err.line, err.column);
                     }
+                } else {
+                    l.items.emplace_back(std::get<long long>(item));
                 }
+        }
         spec.set_shape(spec.shape);
     }
 

@@ -27,12 +27,11 @@ struct SweepSpec {
     Defines defines; ///< fixed production caps, over the contract's defaults
     std::vector<SweepParam> params;
     /// A [sweep] list with values written as expressions of the shape (`RMS_N = [0, "n"]`): its
-    /// items as written, and the expressions' parsed forms in order. set_shape() resolves them
-    /// into the parameter's values.
+    /// items in order, numbers and parsed expressions. set_shape() resolves them into the
+    /// parameter's values.
     struct ShapeList {
         std::string param;
-        std::vector<std::variant<long long, TomlExpression>> items;
-        std::vector<Expr> exprs;
+        std::vector<std::variant<long long, Expr>> items;
     };
     std::vector<ShapeList> shape_lists;
     std::vector<Expr> constraints;
