@@ -24,7 +24,9 @@ class DecodeChain {
     static constexpr int kHeads = 32, kHeadDim = 128, kHidden = kHeads * kHeadDim;
 
     /// `kernels`: a multiple of 4. Compiles (or reads from the cache) the chain's kernels with
-    /// the tuned table's configurations at these shapes on the H200 (any GPU runs them).
+    /// the configurations the tuned table held for these shapes on the H200 when the chain was
+    /// first measured (RESULTS, 2026-12-01 evening; the delta step's entry has moved since), so
+    /// that its figures stay comparable. Any GPU runs them.
     DecodeChain(const Context& ctx, int kernels) : layers_(kernels / 4) {
         if (kernels <= 0 || kernels % 4 != 0)
             throw std::invalid_argument("a decode chain has 4 kernels per layer");

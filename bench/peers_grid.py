@@ -125,6 +125,11 @@ class KjitSource:
         bh, dk = q.shape
         dv = v.shape[1]
         bv, ksplit, vec = int(d["DR_BV"]), int(d["DR_KSPLIT"]), int(d["DR_VEC"])
+        # The contract's precondition, which a direct launch skips: the kernel stages dk keys
+        # in DR_MAX_DK slots of shared memory and gives each thread dk / DR_KSPLIT rows.
+        if dk > int(d["DR_MAX_DK"]) or dk % ksplit:
+            raise ValueError(f"delta_rule: dk={dk} must be a multiple of DR_KSPLIT={ksplit} "
+                             f"and at most DR_MAX_DK={d['DR_MAX_DK']}")
         grid, block = (-(-dv // bv), bh), (bv // vec, ksplit)
         return lambda: fn(grid, block, q, k, v, g, beta, state, o, dk, dv, scale)
 

@@ -85,10 +85,10 @@ KernelContract delta_rule_contract() {
                     {"DR_BV / DR_VEC", "DR_KSPLIT"},
                     {"q", "k", "v", "g", "beta", "state", "o", "dk", "dv", "scale"}),
     };
-    // The state read and written once, plus the vectors; per state element a multiply (decay),
-    // an FMA each for S^T k, the update and S^T q, and the q * scale multiply.
+    // The state read and written once, plus the vectors; per state element a multiply (decay)
+    // and an FMA each for S^T k, the update and S^T q; per key element the q * scale multiply.
     c.bytes = "(2 * b * h * dk * dv + 2 * b * h * dk + 2 * b * h * dv + 2 * b * h) * dtype_size";
-    c.flops = "8 * b * h * dk * dv";
+    c.flops = "7 * b * h * dk * dv + b * h * dk";
     c.reference = "delta_rule";
     c.bench_shape = "b=1,h=32,dk=128,dv=128";
     // Production decode, then a value width no tile divides and a smaller key width.
