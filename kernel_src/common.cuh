@@ -21,13 +21,18 @@ template <> __device__ __forceinline__ bf16 from_float<bf16>(float v) {
     return bf16{static_cast<unsigned short>(u >> 16)};
 }
 
-/// Sum over the 32 lanes of a warp, as a fixed butterfly (same association on every call).
-__device__ __forceinline__ float warp_sum(float v) {
+/// The sum over each aligned group of kLanes lanes (a power of two), as a fixed butterfly (the
+/// same association on every call): every lane of a group gets the same bits. lane_sum<k> is
+/// the last log2(k) levels of warp_sum's butterfly.
+template <int kLanes> __device__ __forceinline__ float lane_sum(float v) {
 #pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1)
+    for (int offset = kLanes / 2; offset > 0; offset >>= 1)
         v += __shfl_xor_sync(0xffffffffu, v, offset);
     return v;
 }
+
+/// Sum over the 32 lanes of a warp.
+__device__ __forceinline__ float warp_sum(float v) { return lane_sum<32>(v); }
 
 /// Sum over a block of BLOCK threads (a multiple of 32); every thread gets the result.
 /// `scratch` holds BLOCK / 32 floats. The association depends on BLOCK only.

@@ -138,15 +138,6 @@ __device__ __forceinline__ float warp_row_total(const float (&acc)[kSlots], int 
     return warp_sum(mine);
 }
 
-/// The sum over each aligned group of kLanes lanes (a power of two), the butterfly of warp_sum's
-/// last log2(kLanes) levels: every lane of a group gets the same bits.
-template <int kLanes> __device__ __forceinline__ float lane_sum(float v) {
-#pragma unroll
-    for (int offset = kLanes / 2; offset > 0; offset >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, offset);
-    return v;
-}
-
 /// RMS_WARP_ROWS rows from row0 on (those below `rows`), each cached in its warp's registers:
 /// every row's chunks are loaded before any row is reduced, and each weight chunk once for all.
 /// Chunk c adds into partial c mod RMS_WIDTH as in rms_norm_rows: the same bits.
