@@ -33,6 +33,9 @@
 
 static_assert(DR_VEC == 1 || DR_VEC == 2 || DR_VEC == 4, "DR_VEC must be 1, 2 or 4");
 static_assert(DR_BV % DR_VEC == 0, "DR_BV must be a multiple of DR_VEC");
+static_assert(DR_MAX_DK % DR_KSPLIT == 0, "DR_MAX_DK must be a multiple of DR_KSPLIT");
+static_assert(DR_DK == 0 || (DR_DK <= DR_MAX_DK && DR_DK % DR_KSPLIT == 0),
+              "DR_DK must be a multiple of DR_KSPLIT and at most DR_MAX_DK");
 
 namespace delta_rule {
 
@@ -70,6 +73,15 @@ template <bool kWide> __device__ __forceinline__ void store(float* p, int live, 
             if (c < live)
                 p[c] = x[c];
     }
+}
+
+/// Column col's DR_KSPLIT partial sums, added in one fixed order.
+__device__ __forceinline__ float column_sum(const float (*partial)[DR_BV], int col) {
+    float sum = 0.0f;
+#pragma unroll
+    for (int y = 0; y < DR_KSPLIT; ++y)
+        sum = __fadd_rn(sum, partial[y][col]);
+    return sum;
 }
 
 template <bool kWide>
@@ -119,13 +131,8 @@ __device__ __forceinline__ void step(const float* __restrict__ kb, const float* 
     __syncthreads();
     float u[DR_VEC];
 #pragma unroll
-    for (int c = 0; c < DR_VEC; ++c) {
-        float sk = 0.0f;
-#pragma unroll
-        for (int y = 0; y < DR_KSPLIT; ++y)
-            sk = __fadd_rn(sk, partial[y][col + c]);
-        u[c] = c < live ? __fmul_rn(beta, __fsub_rn(v[j + c], sk)) : 0.0f;
-    }
+    for (int c = 0; c < DR_VEC; ++c)
+        u[c] = c < live ? __fmul_rn(beta, __fsub_rn(v[j + c], column_sum(partial, col + c))) : 0.0f;
 
     float out[DR_VEC];
 #pragma unroll
@@ -150,12 +157,8 @@ __device__ __forceinline__ void step(const float* __restrict__ kb, const float* 
     if (threadIdx.y == 0 && live) {
         float ov[DR_VEC];
 #pragma unroll
-        for (int c = 0; c < DR_VEC; ++c) {
-            ov[c] = 0.0f;
-#pragma unroll
-            for (int y = 0; y < DR_KSPLIT; ++y)
-                ov[c] = __fadd_rn(ov[c], partial_o[y][col + c]);
-        }
+        for (int c = 0; c < DR_VEC; ++c)
+            ov[c] = column_sum(partial_o, col + c);
         store<kWide>(o + j, live, ov);
     }
 }
@@ -168,6 +171,12 @@ extern "C" __global__ void __launch_bounds__(DR_BV / DR_VEC * DR_KSPLIT)
                       const float* __restrict__ beta, float* __restrict__ state,
                       float* __restrict__ o, int dk, int dv, float scale) {
     pdl_chain_step();
+    // A key width the arrays cannot hold (over DR_MAX_DK: past ks and the register rows) or
+    // that does not split evenly over DR_KSPLIT threads (rows left out) stops the kernel with an
+    // error rather than a wrong state. The contract refuses such a shape with the reason before
+    // any launch; this catches a launch made without it.
+    if (dk > DR_MAX_DK || dk % DR_KSPLIT != 0)
+        __trap();
     __shared__ float ks[DR_MAX_DK], qs[DR_MAX_DK];
     __shared__ float partial[DR_KSPLIT][DR_BV], partial_o[DR_KSPLIT][DR_BV];
     const int bh = blockIdx.y;

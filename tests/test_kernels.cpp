@@ -5,6 +5,9 @@
 #include "kernels/reference.hpp"
 #include "kernels/references.hpp"
 #include "kernels/registry.hpp"
+#include "runtime/buffer.hpp"
+#include "runtime/driver.hpp"
+#include "runtime/launch.hpp"
 #include "runtime/stream.hpp"
 #include "tests/support.hpp"
 #include "tuning/case_arms.hpp"
@@ -287,6 +290,28 @@ TEST_CASE("delta-rule decode matches the reference and is bit-identical across B
                 }
             }
         }
+    }
+}
+
+TEST_CASE("a delta_rule launch made without the contract at a key width the kernel cannot hold stops with an error") {
+    KJIT_REQUIRE_DEVICE();
+    Fixture f;
+    // The contract refuses dk = 132 at DR_MAX_DK = 128 before any launch (test_cases); a direct
+    // launch reaches the kernel, which must stop rather than stage 132 keys in 128 slots.
+    const PreparedArm arm = f.prepare("delta_rule", {{"DR_MAX_DK", "128"}, {"DR_KSPLIT", "4"}});
+    const Function& fn = arm.function("delta_rule_decode");
+    const int dk = 132, dv = 32;
+    DeviceBuffer q(dk * 4), k(dk * 4), v(dv * 4), g(4), beta(4), state(dk * dv * 4), o(dv * 4);
+    const Stream stream;
+    fn.launch({{1, 1, 1}, {32, 4, 1}, 0, stream.handle()}, q.ptr(), k.ptr(), v.ptr(), g.ptr(),
+              beta.ptr(), state.ptr(), o.ptr(), dk, dv, 0.125f);
+    try {
+        stream.synchronize();
+        FAIL("the launch at dk = 132 ran to completion");
+    } catch (const CudaError& e) {
+        INFO(e.what());
+        // __trap(): the driver reports an illegal instruction (or, on some drivers, a failed launch)
+        CHECK((e.code == CUDA_ERROR_ILLEGAL_INSTRUCTION || e.code == CUDA_ERROR_LAUNCH_FAILED));
     }
 }
 
