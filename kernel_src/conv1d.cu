@@ -191,12 +191,12 @@ __device__ __forceinline__ void conv1d_segments(const T* __restrict__ x, const T
                 if (kSegs > 1 && seg + 1 < last && fast(seg + 1))
                     load(seg + 1);
             } else {
-                // The row's last segment, or an unaligned row: a round in vectors when the
-                // whole warp's chunks are inside the row, element by element otherwise.
+                // The row's last segment, or an unaligned row: a lane's chunk in one vector
+                // when it lies wholly inside an aligned row, element by element otherwise.
 #pragma unroll
                 for (int r = 0; r < kRounds; ++r) {
                     const int t0 = s0 + (r * 32 + lane) * E;
-                    if (vec && steps - s0 >= (r + 1) * 32 * E) {
+                    if (vec && t0 + E <= steps) {
                         const V v = *reinterpret_cast<const V*>(xr + t0);
 #pragma unroll
                         for (int i = 0; i < E; ++i)
@@ -230,7 +230,7 @@ __device__ __forceinline__ void conv1d_segments(const T* __restrict__ x, const T
                     p[1] = p[2];
                     p[2] = xs[r][i];
                 }
-                if (vec && steps - s0 >= (r + 1) * 32 * E) {
+                if (vec && t0 + E <= steps) {
                     V out;
 #pragma unroll
                     for (int i = 0; i < E; i += 2)
