@@ -33,7 +33,6 @@
 
 static_assert(DR_VEC == 1 || DR_VEC == 2 || DR_VEC == 4, "DR_VEC must be 1, 2 or 4");
 static_assert(DR_BV % DR_VEC == 0, "DR_BV must be a multiple of DR_VEC");
-static_assert(DR_MAX_DK % DR_KSPLIT == 0, "DR_MAX_DK must be a multiple of DR_KSPLIT");
 static_assert(DR_DK == 0 || (DR_DK <= DR_MAX_DK && DR_DK % DR_KSPLIT == 0),
               "DR_DK must be a multiple of DR_KSPLIT and at most DR_MAX_DK");
 
