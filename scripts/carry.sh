@@ -15,6 +15,8 @@ rm -rf .carry/build .carry/build.tar.xz && mkdir -p .carry/build
 find .carry/build -type f -perm -u+x -exec strip --strip-debug {} + 2>/dev/null || true
 echo "$PWD" > .carry/root
 echo "$tree" > .carry/tree
+# The interpreter the Python tests were configured with, for on_device.sh to stand in for.
+sed -n 's/^Python_EXECUTABLE[^=]*=//p' "$tree/CMakeCache.txt" > .carry/python 2>/dev/null || true
 du -sh .carry/build
 tar -C .carry -cJf .carry/build.tar.xz build && rm -rf .carry/build
 ls -l .carry/build.tar.xz

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # On the GPU machine: makes the carried build reachable at the absolute path it was built at
-# (the tree scripts/carry.sh packed: build, or the one it was given).
+# (the tree scripts/carry.sh packed: build, or the one it was given). The interpreter the Python
+# tests were configured with, when this machine lacks it, becomes a wrapper that runs this
+# machine's python3 (which has torch). `--peers DIR`: installs DIR's wheels (the peer libraries,
+# pure Python or prebuilt) into that python3 without the network.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(cat .carry/root)
@@ -8,3 +11,12 @@ tree=$(cat .carry/tree 2>/dev/null || echo build)
 [ -f .carry/build.tar.xz ] && tar -C .carry -xJf .carry/build.tar.xz
 [ -e "$tree" ] || ln -s .carry/build "$tree"
 if [ "$root" != "$PWD" ]; then mkdir -p "$(dirname "$root")"; ln -sfn "$PWD" "$root"; fi
+py=$(cat .carry/python 2>/dev/null || true)
+host=$(command -v python3 || true)
+if [ -n "$py" ] && [ -n "$host" ] && [ ! -e "$py" ]; then
+    mkdir -p "$(dirname "$py")"
+    printf '#!/bin/sh\nexec %s "$@"\n' "$host" > "$py" && chmod +x "$py"
+fi
+if [ "${1:-}" = --peers ]; then
+    python3 -m pip install -q --no-index --no-deps "${2:?--peers DIR}"/*.whl
+fi
