@@ -212,6 +212,18 @@ TEST_CASE("the rms_norm contract launches a block per row unless a launch parame
                          ConfigError);
     CHECK_THROWS_AS(plan_at("rms_norm", "rows=1,n=8", DType::f32, {{"RMS_BLOCK", "wide"}}),
                     ConfigError);
+    // Shapes past the kernel's 32-bit counters are refused with the reason, not run wrong.
+    CHECK(plan_at("rms_norm", "rows=1073741696,n=1", DType::bf16).main_launch().grid.str() ==
+          "(1073741696,1,1)");
+    CHECK_THROWS_WITH_AS(plan_at("rms_norm", "rows=1073741697,n=1", DType::bf16),
+                         "error: rms_norm: rows=1073741697 is past the kernel's 32-bit row "
+                         "counter: at most 1073741696 (a row index plus the grid's stride must "
+                         "fit an int)",
+                         PreconditionError);
+    CHECK_THROWS_WITH_AS(plan_at("rms_norm", "rows=1,n=2147483641", DType::f32),
+                         "error: rms_norm: n=2147483641 is past the kernel's 32-bit chunk count: "
+                         "at most 2147483640",
+                         PreconditionError);
 }
 
 TEST_CASE("shapes parse on the keys of every contract and mistakes are named") {
