@@ -287,21 +287,24 @@ def time_both(a, timer, ours, peer, row, line):
     return line
 
 
+def delta_rule_inputs(bh, dk, dv):
+    """q, k (unit rows), v, g (log decays in (-0.1, 0]), beta in [0, 1) and a state, for bh heads."""
+    import torch.nn.functional as F
+    return (torch.randn(bh, dk, device="cuda"),
+            F.normalize(torch.randn(bh, dk, device="cuda"), dim=-1),
+            torch.randn(bh, dv, device="cuda"), -torch.rand(bh, device="cuda") * 0.1,
+            torch.rand(bh, device="cuda"), torch.randn(bh, dk, dv, device="cuda"))
+
+
 def delta_rule_rows(a, grid, kjit_for, timer, ceiling):
     """One decode step of every head against fla's fused_recurrent_gated_delta_rule, from the
     same state; both arms checked against the float64 recurrence first."""
-    import torch.nn.functional as F
     from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule
     for b in grid["b"]:
         for h in grid["h"]:
             for dk in grid["dk"]:
                 dv, bh, scale = dk, b * h, dk ** -0.5
-                q = torch.randn(bh, dk, device="cuda")
-                k = F.normalize(torch.randn(bh, dk, device="cuda"), dim=-1)
-                v = torch.randn(bh, dv, device="cuda")
-                g = -torch.rand(bh, device="cuda") * 0.1
-                beta = torch.rand(bh, device="cuda")
-                s0 = torch.randn(bh, dk, dv, device="cuda")
+                q, k, v, g, beta, s0 = delta_rule_inputs(bh, dk, dv)
                 ours_state, o = s0.clone(), torch.empty(bh, dv, device="cuda")
                 kjit, used = kjit_for(("f32", b, h, dk, dv))
                 config = (f"BV{used['DR_BV']}xK{used['DR_KSPLIT']}xV{used['DR_VEC']}"
