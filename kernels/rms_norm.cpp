@@ -46,13 +46,14 @@ KernelContract rms_norm_contract() {
         scalar_arg("n", ArgType::i32, "n"),       // the row width
         scalar_arg("eps", ArgType::f32, "1e-6"),  // the fp32 1e-6f the reference reads back
     };
-    // The kernel counts rows and 16-byte chunks in 32-bit ints: a row index plus the grid's
-    // stride (up to the row count again, plus a block of warp rows), and n plus a chunk's
-    // elements, must fit.
+    // The kernel counts rows and columns in 32-bit ints: a row index plus the grid's stride
+    // reaches 2 rows + (rows per block) - 2, a column index n + RMS_BLOCK - 1.
     c.preconditions = {
-        {"rows <= 1073741696", "rows={rows} is past the kernel's 32-bit row counter: at most "
-                               "1073741696 (a row index plus the grid's stride must fit an int)"},
-        {"n <= 2147483640", "n={n} is past the kernel's 32-bit chunk count: at most 2147483640"}};
+        {"2 * rows + (RMS_WARP_ROWS ? RMS_BLOCK / 32 * RMS_WARP_ROWS : 1) <= 2147483649",
+         "rows={rows} is past the kernel's 32-bit row counter: a row index plus the grid's "
+         "stride must fit an int (rows <= 1073741824 for a block per row)"},
+        {"n <= 2147483648 - RMS_BLOCK", "n={n} is past the kernel's 32-bit column counter: at "
+                                        "most 2147483648 - RMS_BLOCK={RMS_BLOCK}"}};
     c.pipeline = {
         launch_step({{DType::f32, "rms_norm_f32"}, {DType::bf16, "rms_norm_bf16"}},
                     {"min(ceil_div(rows, RMS_WARP_ROWS ? RMS_BLOCK / 32 * RMS_WARP_ROWS : 1), "

@@ -213,16 +213,25 @@ TEST_CASE("the rms_norm contract launches a block per row unless a launch parame
     CHECK_THROWS_AS(plan_at("rms_norm", "rows=1,n=8", DType::f32, {{"RMS_BLOCK", "wide"}}),
                     ConfigError);
     // Shapes past the kernel's 32-bit counters are refused with the reason, not run wrong.
-    CHECK(plan_at("rms_norm", "rows=1073741696,n=1", DType::bf16).main_launch().grid.str() ==
-          "(1073741696,1,1)");
-    CHECK_THROWS_WITH_AS(plan_at("rms_norm", "rows=1073741697,n=1", DType::bf16),
-                         "error: rms_norm: rows=1073741697 is past the kernel's 32-bit row "
-                         "counter: at most 1073741696 (a row index plus the grid's stride must "
-                         "fit an int)",
+    CHECK(plan_at("rms_norm", "rows=1073741824,n=1", DType::bf16).main_launch().grid.str() ==
+          "(1073741824,1,1)");
+    CHECK_THROWS_WITH_AS(plan_at("rms_norm", "rows=1073741825,n=1", DType::bf16),
+                         "error: rms_norm: rows=1073741825 is past the kernel's 32-bit row "
+                         "counter: a row index plus the grid's stride must fit an int (rows <= "
+                         "1073741824 for a block per row)",
                          PreconditionError);
-    CHECK_THROWS_WITH_AS(plan_at("rms_norm", "rows=1,n=2147483641", DType::f32),
-                         "error: rms_norm: n=2147483641 is past the kernel's 32-bit chunk count: "
-                         "at most 2147483640",
+    // Eight warps of eight rows per block: 64 rows a block.
+    CHECK_THROWS_AS(plan_at("rms_norm", "rows=1073741793,n=1", DType::bf16,
+                            {{"RMS_WARP_ROWS", "8"}}),
+                    PreconditionError);
+    CHECK(plan_at("rms_norm", "rows=1073741792,n=1", DType::bf16, {{"RMS_WARP_ROWS", "8"}})
+              .main_launch()
+              .grid.str() == "(16777216,1,1)");
+    CHECK(plan_at("rms_norm", "rows=1,n=2147483392", DType::f32).main_launch().grid.str() ==
+          "(1,1,1)");
+    CHECK_THROWS_WITH_AS(plan_at("rms_norm", "rows=1,n=2147483393", DType::f32),
+                         "error: rms_norm: n=2147483393 is past the kernel's 32-bit column "
+                         "counter: at most 2147483648 - RMS_BLOCK=256",
                          PreconditionError);
 }
 
