@@ -17,6 +17,12 @@ if [ -n "$py" ] && [ -n "$host" ] && [ ! -e "$py" ]; then
     mkdir -p "$(dirname "$py")"
     printf '#!/bin/sh\nexec %s "$@"\n' "$host" > "$py" && chmod +x "$py"
 fi
+# The Python module is built for one CPython: say so when this machine's python3 is another.
+ext=$(ls "$tree"/python/kjit/*.cpython-*.so 2>/dev/null | head -1)
+if [ -n "$ext" ] && [ -n "$host" ]; then
+    want=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+    case "$ext" in *"$want") ;; *) echo "on_device.sh: $ext is not for this python3 ($want)" >&2 ;; esac
+fi
 if [ "${1:-}" = --peers ]; then
     python3 -m pip install -q --no-index --no-deps "${2:?--peers DIR}"/*.whl
 fi
