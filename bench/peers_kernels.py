@@ -44,6 +44,18 @@ def graphed(fn, calls=20):
     return g.replay
 
 
+def profiled(fns, calls=3):
+    """Each of fns once (compiles, autotuning), then `calls` times each in turn: the launches a
+    profiler (ncu -k ...) records, free of first-call work."""
+    for f in fns:
+        f()
+    torch.cuda.synchronize()
+    for f in fns:
+        for _ in range(calls):
+            f()
+    torch.cuda.synchronize()
+
+
 def timed_graph(fn, calls=1):
     us, spread = timed(graphed(fn, calls))
     return us / calls, spread

@@ -4,6 +4,7 @@
 #include "kernels/references.hpp"
 
 #include <cmath>
+#include <string>
 
 namespace kjit {
 
@@ -46,18 +47,19 @@ KernelContract rms_norm_contract() {
         scalar_arg("n", ArgType::i32, "n"),       // the row width
         scalar_arg("eps", ArgType::f32, "1e-6"),  // the fp32 1e-6f the reference reads back
     };
+    // Rows a block takes: one, or RMS_WARP_ROWS per warp.
+    const std::string per_block = "(RMS_WARP_ROWS ? RMS_BLOCK / 32 * RMS_WARP_ROWS : 1)";
     // The kernel counts rows and columns in 32-bit ints: a row index plus the grid's stride
     // reaches 2 rows + (rows per block) - 2, a column index n + RMS_BLOCK - 1.
     c.preconditions = {
-        {"2 * rows + (RMS_WARP_ROWS ? RMS_BLOCK / 32 * RMS_WARP_ROWS : 1) <= 2147483649",
+        {"2 * rows + " + per_block + " <= 2147483649",
          "rows={rows} is past the kernel's 32-bit row counter: a row index plus the grid's "
          "stride must fit an int (rows <= 1073741824 for a block per row)"},
         {"n <= 2147483648 - RMS_BLOCK", "n={n} is past the kernel's 32-bit column counter: at "
                                         "most 2147483648 - RMS_BLOCK={RMS_BLOCK}"}};
     c.pipeline = {
         launch_step({{DType::f32, "rms_norm_f32"}, {DType::bf16, "rms_norm_bf16"}},
-                    {"min(ceil_div(rows, RMS_WARP_ROWS ? RMS_BLOCK / 32 * RMS_WARP_ROWS : 1), "
-                     "ROWS_PER_LAUNCH)"},
+                    {"min(ceil_div(rows, " + per_block + "), ROWS_PER_LAUNCH)"},
                     {"RMS_BLOCK"})};
     // Read x and w, write y; per element one FMA for the sum of squares and two multiplies.
     c.bytes = "(2 * rows * n + n) * dtype_size";

@@ -8,6 +8,7 @@ import kjit
 import torch
 from causal_conv1d import causal_conv1d_fn
 from peers_grid import KjitSource, tuned_defines
+from peers_kernels import profiled
 
 engine = kjit.Engine(device=0, src=sys.argv[1])
 tuned = tuned_defines("kernel_src/tuned_h200.toml", "conv1d", "conv1d", ("b", "c", "t"))
@@ -20,10 +21,4 @@ for b, c, t in ((1, 1024, 512), (1, 4096, 512), (1, 8192, 512)):
     print(b, c, t, d, flush=True)
     fs = (KjitSource(engine, "conv1d", d).launcher("f32", True, x, w, bias, y),
           lambda: causal_conv1d_fn(x, w, bias, activation="silu"))
-    for f in fs:
-        f()
-    torch.cuda.synchronize()
-    for f in fs:
-        for _ in range(3):
-            f()
-    torch.cuda.synchronize()
+    profiled(fs)

@@ -8,6 +8,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../.."))
 import kjit
 import torch
 from peers_grid import KjitSource, rms_norm_peers, tuned_defines
+from peers_kernels import profiled
 
 engine = kjit.Engine(device=0, src=sys.argv[1])
 tuned = tuned_defines("kernel_src/tuned_h200.toml", "rms_norm", "rms_norm", ("rows", "n"))
@@ -20,10 +21,4 @@ for dname, dtype, rows, n in (("f32", torch.float32, 16384, 4096), ("bf16", torc
     a = KjitSource(engine, "rms_norm", d).rms_norm_launcher(dname, x, w, y, 1e-6)
     peers = rms_norm_peers(n, 1e-6)
     fs = (a, lambda: peers["compile_formula"](x, w), lambda: peers["liger"](x, w))
-    for f in fs:
-        f()
-    torch.cuda.synchronize()
-    for f in fs:
-        for _ in range(3):
-            f()
-    torch.cuda.synchronize()
+    profiled(fs)
