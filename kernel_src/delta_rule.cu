@@ -130,8 +130,12 @@ __device__ __forceinline__ void step(const float* __restrict__ kb, const float* 
     __syncthreads();
     float u[DR_VEC];
 #pragma unroll
-    for (int c = 0; c < DR_VEC; ++c)
-        u[c] = c < live ? __fmul_rn(beta, __fsub_rn(v[j + c], column_sum(partial, col + c))) : 0.0f;
+    for (int c = 0; c < DR_VEC; ++c) {
+        // Summed whether or not the column is live: inside the condition the shared-memory loads
+        // wait on it (up to 8 % slower at 4.6 - 7.6 us launches on the H200).
+        const float sk = column_sum(partial, col + c);
+        u[c] = c < live ? __fmul_rn(beta, __fsub_rn(v[j + c], sk)) : 0.0f;
+    }
 
     float out[DR_VEC];
 #pragma unroll
@@ -170,12 +174,6 @@ extern "C" __global__ void __launch_bounds__(DR_BV / DR_VEC * DR_KSPLIT)
                       const float* __restrict__ beta, float* __restrict__ state,
                       float* __restrict__ o, int dk, int dv, float scale) {
     pdl_chain_step();
-    // A key width the arrays cannot hold (over DR_MAX_DK: past ks and the register rows) or
-    // that does not split evenly over DR_KSPLIT threads (rows left out) stops the kernel with an
-    // error rather than a wrong state. The contract refuses such a shape with the reason before
-    // any launch; this catches a launch made without it.
-    if (dk > DR_MAX_DK || dk % DR_KSPLIT != 0)
-        __trap();
     __shared__ float ks[DR_MAX_DK], qs[DR_MAX_DK];
     __shared__ float partial[DR_KSPLIT][DR_BV], partial_o[DR_KSPLIT][DR_BV];
     const int bh = blockIdx.y;
@@ -189,6 +187,13 @@ extern "C" __global__ void __launch_bounds__(DR_BV / DR_VEC * DR_KSPLIT)
     // else the run-time ones: the same arithmetic, so the same bits. A row moves in one access
     // when its start is 4 * DR_VEC bytes aligned: dv a multiple of DR_VEC, state and o aligned.
     const auto run = [&](int dk_, int dv_) {
+        // A key width the arrays cannot hold (over DR_MAX_DK: past ks and the register rows) or
+        // that does not split evenly over DR_KSPLIT threads (rows left out) stops the kernel
+        // with an error rather than a wrong state. The contract refuses such a shape with the
+        // reason before any launch; this catches a launch made without it. At a compiled-in
+        // width the test folds away (the static_assert above has made it).
+        if (dk_ > DR_MAX_DK || dk_ % DR_KSPLIT != 0)
+            __trap();
         if (DR_VEC > 1 && dv_ % DR_VEC == 0 &&
             reinterpret_cast<unsigned long long>(state) % (4 * DR_VEC) == 0 &&
             reinterpret_cast<unsigned long long>(o) % (4 * DR_VEC) == 0)
