@@ -108,6 +108,19 @@ __device__ __forceinline__ float conv_step(float acc, float p0, float p1, float 
     return acc;
 }
 
+/// v / d into q, v % d returned: a shift and a mask where d is a power of two (a model's widths
+/// and most row splits), else one 32-bit division (a run-time divisor costs ~20 instructions,
+/// which delay a short row's first load).
+__device__ __forceinline__ unsigned divmod(unsigned v, int d, unsigned& q) {
+    const unsigned u = static_cast<unsigned>(d);
+    if ((u & (u - 1)) == 0) {
+        q = v >> (__ffs(d) - 1);
+        return v & (u - 1);
+    }
+    q = v / u;
+    return v - q * u;
+}
+
 template <class T>
 __device__ __forceinline__ void conv1d_segments(const T* __restrict__ x, const T* __restrict__ w,
                                                 const T* __restrict__ bias,
@@ -135,10 +148,11 @@ __device__ __forceinline__ void conv1d_segments(const T* __restrict__ x, const T
         long long row; // b * channels + c
         int group, c;
         if (warps <= 0xffffffffll) {
-            const unsigned r32 = static_cast<unsigned>(wi) / static_cast<unsigned>(groups);
+            unsigned r32;
+            group = static_cast<int>(divmod(static_cast<unsigned>(wi), groups, r32));
             row = r32;
-            group = static_cast<int>(static_cast<unsigned>(wi) - r32 * static_cast<unsigned>(groups));
-            c = static_cast<int>(r32 % static_cast<unsigned>(channels));
+            unsigned bi;
+            c = static_cast<int>(divmod(r32, channels, bi));
         } else {
             row = wi / groups;
             group = static_cast<int>(wi - row * groups);
