@@ -11,24 +11,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../.."))
 import kjit
 import torch
 import tomllib
-from peers_grid import Timer, delta_rule_inputs, tuned_defines
+from peers_grid import KjitSource, Timer, delta_rule_inputs, tuned_defines
 from peers_kernels import graphed
 
 tuned = tuned_defines(sys.argv[1], "delta_rule", "delta_rule", ("b", "h", "dk", "dv"))
 arms = [(a.split("=")[0], kjit.Engine(device=0, src=a.split("=", 1)[1])) for a in sys.argv[2:]]
 with open(os.path.join(os.path.dirname(__file__), "../../delta_rule.toml"), "rb") as f:
     grid = tomllib.load(f)
-timer, names, calls = Timer(), [], 32
-
-
-def function(eng, d):
-    name = f"dr{len(names)}"
-    names.append(name)
-    row = eng.prepare([{"name": name, "source": "delta_rule", "defines": d}])[0]
-    if row["error"] is not None:
-        raise RuntimeError(row["error"])
-    return eng.function(name, "delta_rule_decode")
-
+timer, calls = Timer(), 32
 
 for b in grid["b"]:
     for h in grid["h"]:
@@ -38,13 +28,11 @@ for b in grid["b"]:
             q, k, v, g, beta, s0 = delta_rule_inputs(bh, dk, dv)
             st, o = s0.clone(), torch.empty(bh, dv, device="cuda")
             d = tuned(("f32", b, h, dk, dv))
-            bv, ks, vec = int(d["DR_BV"]), int(d["DR_KSPLIT"]), int(d.get("DR_VEC", "1"))
-            grid_, block = (-(-dv // bv), bh), (bv // vec, ks)
-            config = f"BV{bv}xK{ks}xV{vec}" + ("c" if d.get("DR_DK", "0") != "0" else "")
+            config = (f"BV{d['DR_BV']}xK{d['DR_KSPLIT']}xV{d.get('DR_VEC', '1')}"
+                      + ("c" if d.get("DR_DK", "0") != "0" else ""))
             launch = []
             for label, eng in arms:
-                f = function(eng, d)
-                call = lambda f=f: f(grid_, block, q, k, v, g, beta, st, o, dk, dv, scale)
+                call = KjitSource(eng, "delta_rule", d).delta_rule_launcher(q, k, v, g, beta, st, o, scale)
                 st.copy_(s0)
                 call()
                 torch.cuda.synchronize()
