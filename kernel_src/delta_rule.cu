@@ -86,7 +86,7 @@ __device__ __forceinline__ float column_sum(const float (*partial)[DR_BV], int c
 template <bool kWide>
 __device__ __forceinline__ void step(const float* __restrict__ kb, const float* __restrict__ qb,
                                      float scale, float* ks, float* qs,
-                                     const float* __restrict__ v, float beta, float decay,
+                                     const float* __restrict__ v, float beta, float gate,
                                      float* __restrict__ sb, float* __restrict__ o, int dk, int dv,
                                      float (*partial)[DR_BV], float (*partial_o)[DR_BV]) {
     constexpr int kRows = DR_MAX_DK / DR_KSPLIT;
@@ -97,21 +97,42 @@ __device__ __forceinline__ void step(const float* __restrict__ kb, const float* 
     const int r0 = threadIdx.y * rows;
     float* p = sb + static_cast<long long>(r0) * dv + j;
 
+    // Every global load of the step is issued before the first is used, so the step waits for
+    // memory once: the thread's state rows, its value columns, and its share of the head's key
+    // and query (kShare elements, a constant trip count: a run-time loop storing each key to
+    // shared memory as it arrives would wait for it before issuing the state's loads).
+    constexpr int kThreads = DR_BV / DR_VEC * DR_KSPLIT;
+    constexpr int kShare = (DR_MAX_DK + kThreads - 1) / kThreads;
+    const int tid = threadIdx.y * (DR_BV / DR_VEC) + threadIdx.x;
     float s[kRows][DR_VEC];
-    float dot[DR_VEC];
-#pragma unroll
-    for (int c = 0; c < DR_VEC; ++c)
-        dot[c] = 0.0f;
 #pragma unroll
     for (int r = 0; r < kRows; ++r)
         if (r < rows && live)
             load<kWide>(p + r * dv, live, s[r]);
-    // With the state's loads in flight: the head's key and scaled query, which every thread
-    // of the block reads, into shared memory.
-    for (int i = threadIdx.y * blockDim.x + threadIdx.x; i < dk; i += blockDim.x * blockDim.y) {
-        ks[i] = kb[i];
-        qs[i] = __fmul_rn(qb[i], scale);
-    }
+    float vv[DR_VEC];
+#pragma unroll
+    for (int c = 0; c < DR_VEC; ++c)
+        vv[c] = c < live ? v[j + c] : 0.0f;
+    float kr_[kShare], qr_[kShare];
+#pragma unroll
+    for (int e = 0; e < kShare; ++e)
+        if (tid + e * kThreads < dk) {
+            kr_[e] = kb[tid + e * kThreads];
+            qr_[e] = qb[tid + e * kThreads];
+        }
+    float dot[DR_VEC];
+#pragma unroll
+    for (int c = 0; c < DR_VEC; ++c)
+        dot[c] = 0.0f;
+    // The decay, whose exponential would otherwise hold back every load behind the gate's.
+    const float decay = expf(gate);
+    // The head's key and scaled query, which every thread of the block reads, into shared memory.
+#pragma unroll
+    for (int e = 0; e < kShare; ++e)
+        if (tid + e * kThreads < dk) {
+            ks[tid + e * kThreads] = kr_[e];
+            qs[tid + e * kThreads] = __fmul_rn(qr_[e], scale);
+        }
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
@@ -134,7 +155,7 @@ __device__ __forceinline__ void step(const float* __restrict__ kb, const float* 
         // Summed whether or not the column is live: inside the condition the shared-memory loads
         // wait on it (up to 8 % slower at 4.6 - 7.6 us launches on the H200).
         const float sk = column_sum(partial, col + c);
-        u[c] = c < live ? __fmul_rn(beta, __fsub_rn(v[j + c], sk)) : 0.0f;
+        u[c] = c < live ? __fmul_rn(beta, __fsub_rn(vv[c], sk)) : 0.0f;
     }
 
     float out[DR_VEC];
@@ -179,7 +200,7 @@ extern "C" __global__ void __launch_bounds__(DR_BV / DR_VEC * DR_KSPLIT)
     const int bh = blockIdx.y;
     const float* kb = k + static_cast<long long>(bh) * dk;
     const float* qb = q + static_cast<long long>(bh) * dk;
-    const float decay = expf(g[bh]), b = beta[bh];
+    const float gate = g[bh], b = beta[bh];
     float* sb = state + static_cast<long long>(bh) * dk * dv;
     const float* vb = v + static_cast<long long>(bh) * dv;
     float* ob = o + static_cast<long long>(bh) * dv;
@@ -197,9 +218,9 @@ extern "C" __global__ void __launch_bounds__(DR_BV / DR_VEC * DR_KSPLIT)
         if (DR_VEC > 1 && dv_ % DR_VEC == 0 &&
             reinterpret_cast<unsigned long long>(state) % (4 * DR_VEC) == 0 &&
             reinterpret_cast<unsigned long long>(o) % (4 * DR_VEC) == 0)
-            delta_rule::step<true>(kb, qb, scale, ks, qs, vb, b, decay, sb, ob, dk_, dv_, partial, partial_o);
+            delta_rule::step<true>(kb, qb, scale, ks, qs, vb, b, gate, sb, ob, dk_, dv_, partial, partial_o);
         else
-            delta_rule::step<false>(kb, qb, scale, ks, qs, vb, b, decay, sb, ob, dk_, dv_, partial, partial_o);
+            delta_rule::step<false>(kb, qb, scale, ks, qs, vb, b, gate, sb, ob, dk_, dv_, partial, partial_o);
     };
     if ((DR_DK == 0 || dk == DR_DK) && (DR_DV == 0 || dv == DR_DV))
         run(DR_DK ? DR_DK : dk, DR_DV ? DR_DV : dv);

@@ -293,12 +293,12 @@ TEST_CASE("delta-rule decode matches the reference and is bit-identical across B
     }
 }
 
-TEST_CASE("a delta_rule launch made without the contract at a key width the kernel cannot hold stops with an error") {
-    KJIT_REQUIRE_DEVICE();
+/// Launches delta_rule_decode at dk = 132 directly, without the contract (which refuses dk = 132
+/// at DR_MAX_DK = 128 before any launch: test_cases), and checks that the kernel stops rather than
+/// stage 132 keys in 128 slots. A trap spoils the context, so each define set is its own case.
+static void check_delta_rule_traps_at_dk_132(const Defines& defines) {
     Fixture f;
-    // The contract refuses dk = 132 at DR_MAX_DK = 128 before any launch (test_cases); a direct
-    // launch reaches the kernel, which must stop rather than stage 132 keys in 128 slots.
-    const PreparedArm arm = f.prepare("delta_rule", {{"DR_MAX_DK", "128"}, {"DR_KSPLIT", "4"}});
+    const PreparedArm arm = f.prepare("delta_rule", defines);
     const Function& fn = arm.function("delta_rule_decode");
     const int dk = 132, dv = 32;
     DeviceBuffer q(dk * 4), k(dk * 4), v(dv * 4), g(4), beta(4), state(dk * dv * 4), o(dv * 4);
@@ -312,6 +312,19 @@ TEST_CASE("a delta_rule launch made without the contract at a key width the kern
         INFO(e.what());
         CHECK(e.code == CUDA_ERROR_LAUNCH_FAILED); // what the driver reports for __trap()
     }
+}
+
+TEST_CASE("a delta_rule launch made without the contract at a key width the kernel cannot hold stops with an error") {
+    KJIT_REQUIRE_DEVICE();
+    check_delta_rule_traps_at_dk_132({{"DR_MAX_DK", "128"}, {"DR_KSPLIT", "4"}});
+}
+
+TEST_CASE("a delta_rule launch at a key width other than the compiled-in one that the kernel cannot hold stops with an error") {
+    KJIT_REQUIRE_DEVICE();
+    // dk = 132 differs from the compiled-in DR_DK = 64, so the kernel takes its run-time-width
+    // path, where the guard must hold as it does without DR_DK.
+    check_delta_rule_traps_at_dk_132(
+        {{"DR_MAX_DK", "128"}, {"DR_KSPLIT", "4"}, {"DR_DK", "64"}, {"DR_DV", "32"}});
 }
 
 TEST_CASE("rms_norm is bit-identical across block widths and row groups and load paths and compiled widths and not across reduction widths") {
