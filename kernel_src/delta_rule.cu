@@ -100,7 +100,9 @@ __device__ __forceinline__ void step(const float* __restrict__ kb, const float* 
     // Every global load of the step is issued before the first is used, so the step waits for
     // memory once: the thread's state rows, its value columns, and its share of the head's key
     // and query (kShare elements, a constant trip count: a run-time loop storing each key to
-    // shared memory as it arrives would wait for it before issuing the state's loads).
+    // shared memory as it arrives would wait for it before issuing the state's loads). ptxas
+    // keeps this order with a compiled-in DR_DK; in the run-time-width path at DR_VEC >= 2 it
+    // still moves some value loads behind the barriers.
     constexpr int kThreads = DR_BV / DR_VEC * DR_KSPLIT;
     constexpr int kShare = (DR_MAX_DK + kThreads - 1) / kThreads;
     const int tid = threadIdx.y * (DR_BV / DR_VEC) + threadIdx.x;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # callC: rms_norm with the idle warps of a narrow compiled-in row leaving at once, against main's
-# kernel (.gl/exp/rms_main) at the table's define sets for the four entries that have such warps
-# and at two without (their CUBINs are main's), and against Liger; then the 4 entries re-tuned
-# with their sweep, the GPU suite twice. One tar back.
+# kernel (.gl/exp/rms_main) at the table's define sets for the four shapes that have such warps
+# and at one without (its CUBIN is main's), and against Liger; then the six entries whose CUBIN
+# changed re-tuned with their sweep, the GPU suite twice. One tar back.
 set -u
 bash scripts/on_device.sh --peers .gl/whl > /dev/null 2>&1
 export KJIT_CACHE_DIR=/tmp/kc PYTHONPATH=$PWD/build-py/python:$PWD/bench TRITON_CACHE_DIR=/tmp/tc
