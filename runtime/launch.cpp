@@ -13,8 +13,6 @@
 namespace kjit {
 
 namespace detail {
-/// Dynamic shared memory a launch may use without opting in.
-constexpr unsigned kDefaultSmemLimit = 48 * 1024;
 /// How many (block volume, dynamic shared memory) pairs a function caches the cooperative
 /// co-residency of; a function launched cooperatively with more reuses the oldest slot.
 constexpr std::size_t kCoresidentSlots = 8;
@@ -29,7 +27,9 @@ struct FunctionState {
     int smem_optin_max = 0;
     int registers = 0;
     std::atomic<const void*> checked_signature{nullptr};
-    std::atomic<unsigned> smem_opted{kDefaultSmemLimit};
+    /// Dynamic shared memory a launch may use now: the function's attribute, 48 KiB less its
+    /// static shared memory until a launch opts in to more.
+    std::atomic<unsigned> smem_opted{0};
     std::mutex mutex; // serializes the first-launch checks and the smem opt-in
     /// Co-resident blocks per SM for cooperative launches, a word per (block volume, dynamic
     /// shared memory): smem in bits 0-31, block volume 32-47, blocks per SM 48-62, bit 63 set
@@ -113,6 +113,8 @@ Function::Function(CUfunction handle, std::string name, int device_ordinal, std:
     state_->arch = std::move(arch);
     state_->max_threads = attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     state_->static_smem = attribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+    state_->smem_opted.store(
+        static_cast<unsigned>(attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)));
     state_->smem_optin_max = Device::get(device_ordinal).attribute(
         CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
 }

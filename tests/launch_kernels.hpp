@@ -1,6 +1,6 @@
 #pragma once
 // The kernels the launch and hook tests run: PDL producer and consumer (with kjit's pdl.cuh),
-// a cluster-rank writer, an empty kernel and a step-block reader, compiled for the context's device.
+// a cluster-rank writer, an empty kernel, a shared-memory edge writer and a step-block reader, compiled for the context's device.
 
 #include "jit/compiler.hpp"
 #include "jit/hash.hpp"
@@ -28,6 +28,16 @@ extern "C" __global__ void cluster_rank(unsigned* out) {
     if (threadIdx.x == 0) out[blockIdx.x] = r;
 }
 extern "C" __global__ void empty() {}
+// Static shared memory beside dynamic: the last dynamic byte written and read back, plus one
+// static word (out[0] = 0x5a + 1).
+extern "C" __global__ void smem_edges(unsigned* out, unsigned dynamic_bytes) {
+    __shared__ unsigned fixed[64];
+    extern __shared__ unsigned char dynamic[];
+    fixed[threadIdx.x % 64] = threadIdx.x;
+    if (threadIdx.x == 0) dynamic[dynamic_bytes - 1] = 0x5a;
+    __syncthreads();
+    if (threadIdx.x == 0) out[0] = dynamic[dynamic_bytes - 1] + fixed[1];
+}
 // A plan's step block: block[0] picks the input of a pair, block[1] is added; out accumulates.
 extern "C" __global__ void pick(const int* block, const int* a, const int* b, int* out, int n) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -147,6 +147,31 @@ TEST_CASE("cooperative limits are kept per block and shared memory and stay exac
     s.synchronize();
 }
 
+TEST_CASE("dynamic shared memory beside static opts in past 48 KiB and is refused past the device maximum") {
+    KJIT_REQUIRE_DEVICE();
+    const Context ctx(Device::get(0));
+    const Module m = load_test_kernels(ctx);
+    const Function f = m.function("smem_edges");
+    const int optin = ctx.device().attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    const int fixed = f.attribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+    REQUIRE(fixed >= 256);
+    DeviceBuffer out(4);
+    Stream s;
+    // Exactly 48 KiB dynamic: within the default for dynamic memory alone, past it with the
+    // static 256 B, so the launch needs the opt-in; then the largest the device allows.
+    for (const unsigned dynamic : {48u * 1024, static_cast<unsigned>(optin - fixed)}) {
+        INFO("dynamic " << dynamic << " static " << fixed);
+        out.fill_bytes(0);
+        LaunchConfig c{{1, 1, 1}, {64, 1, 1}, dynamic, s.handle()};
+        f.launch(c, out.ptr(), dynamic);
+        s.synchronize();
+        CHECK(out.to_vector<unsigned>() == std::vector<unsigned>{0x5a + 1});
+    }
+    LaunchConfig c{{1, 1, 1}, {64, 1, 1}, static_cast<unsigned>(optin - fixed + 1), s.handle()};
+    const std::string err = launch_error([&] { f.launch(c, out.ptr(), c.smem_bytes); });
+    CHECK(err.find("exceeds the device maximum of " + std::to_string(optin)) != std::string::npos);
+}
+
 TEST_CASE("launches are capturable into a graph") {
     KJIT_REQUIRE_DEVICE();
     const Context ctx(Device::get(0));
