@@ -1,6 +1,9 @@
 #include "jit/define_use.hpp"
 
+#include "core/error.hpp"
+#include "core/flags.hpp"
 #include "core/names.hpp"
+#include "core/warnings.hpp"
 
 #include <cctype>
 #include <set>
@@ -121,6 +124,21 @@ std::vector<Diagnostic> unread_define_diagnostics(const SourceSet& sources,
         out.push_back(std::move(d));
     }
     return out;
+}
+
+void require_defines_read(const SourceSet& sources, const SourceFile& kernel,
+                          const std::map<std::string, std::string>& defines,
+                          const std::string& what) {
+    const bool warn_only = process_flags().get_bool(kFlagAllowUnreadDefines);
+    for (const UnreadDefine& u : unread_defines(sources, kernel, defines)) {
+        const std::string message = "define " + u.name + " (" + what + ") is never read by " +
+                                    kernel.path + " or the files it includes" +
+                                    did_you_mean(u.nearest);
+        if (!warn_only)
+            throw ConfigError(message + " (" + std::string(kFlagAllowUnreadDefines) +
+                              "=1 lets through a define that only a toolkit header reads)");
+        warn(message);
+    }
 }
 
 } // namespace kjit

@@ -31,4 +31,12 @@ std::vector<Diagnostic> unread_define_diagnostics(const SourceSet& sources,
                                                   const std::map<std::string, std::string>& defines,
                                                   Severity severity);
 
+/// For defines given directly (`kjit compile -D`, kjit.compile): ConfigError naming the first of
+/// `defines` that `kernel` and the files it includes never read (`what` says where it came
+/// from, e.g. "-D"), with the nearest macro the sources do name; with KJIT_ALLOW_UNREAD_DEFINES
+/// (a define only a toolkit header reads) a warning for each instead.
+void require_defines_read(const SourceSet& sources, const SourceFile& kernel,
+                          const std::map<std::string, std::string>& defines,
+                          const std::string& what);
+
 } // namespace kjit

@@ -407,6 +407,25 @@ TEST_SUITE("bad-input") {
               f + ":16:8: error: 'reps' = 4294967297 is out of range (1..1000000)");
     }
 
+    TEST_CASE("kjit compile -D of a define the kernel never reads is refused unless allowed") {
+        test::TempDir dir;
+        write_file(dir.path() / "k.cu", "#ifndef K_BLOCK\n#define K_BLOCK 256\n#endif\n" + kKernel);
+        const std::string src = " --src " + dir.path().string();
+        Run r = run_plain("compile k -D K_BLOKC=128" + src);
+        INFO(r.out);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, "error: define K_BLOKC (-D) is never read by " +
+                                  (dir.path() / "k.cu").string() +
+                                  " or the files it includes; did you mean K_BLOCK?"));
+        CHECK(contains(r.out, "KJIT_ALLOW_UNREAD_DEFINES=1"));
+        CHECK(run_plain("compile k -D K_BLOCK=128" + src).code == 0);
+        // Allowed (a define only a toolkit header reads): compiled, with a warning.
+        r = run_kjit("compile k -D K_BLOKC=128" + src,
+                     "KJIT_NO_CACHE=1 KJIT_DRIVER_LIBRARY=/nonexistent KJIT_ALLOW_UNREAD_DEFINES=1");
+        CHECK(r.code == 0);
+        CHECK(contains(r.out, "warning: define K_BLOKC (-D) is never read by"));
+    }
+
     TEST_CASE("a symlink loop in --src is refused with exit 2 and a dangling link is skipped") {
         test::TempDir dir;
         write_file(dir.path() / "k.cu", kKernel);

@@ -1,6 +1,7 @@
 #include "tools/verbs.hpp"
 
 #include "jit/compiler.hpp"
+#include "jit/define_use.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -47,6 +48,7 @@ int run_compile(const CompileArgs& args) {
     options.name_expressions = args.names;
     for (const auto& d : args.defines)
         add_define(options.defines, d);
+    require_defines_read(set, set.kernel(args.kernel), options.defines, "-D");
     CompileCache cache(args.cache.settings());
     const Specialized s = cache.get(set, {args.kernel, options});
     if (s.error)

@@ -4,6 +4,7 @@
 #include "core/flags.hpp"
 #include "jit/compile_cache.hpp"
 #include "jit/compiler.hpp"
+#include "jit/define_use.hpp"
 #include "jit/error.hpp"
 #include "jit/project.hpp"
 #include "jit/shape_check.hpp"
@@ -115,6 +116,7 @@ nb::dict compile_kernel(const std::string& kernel,
         options.include_dirs.push_back(dir.string());
     options.name_expressions = names;
     options.defines = defines;
+    require_defines_read(set, set.kernel(kernel), defines, "kjit.compile's defines");
     CacheSettings settings;
     settings.use_disk = use_cache;
     CompileCache cache(settings);

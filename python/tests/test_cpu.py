@@ -70,6 +70,12 @@ class Compile(unittest.TestCase):
         self.assertEqual(again["origin"], "disk")
         self.assertEqual(again["key"], got["key"])
 
+    def test_a_define_the_kernel_never_reads_is_refused(self):
+        with self.assertRaises(kjit.ConfigError) as c:
+            kjit.compile("rms_norm", {"RMS_BLOKC": "128"}, src="kernel_src")
+        self.assertIn("define RMS_BLOKC (kjit.compile's defines) is never read by", str(c.exception))
+        self.assertIn("did you mean RMS_BLOCK?", str(c.exception))
+
     def test_a_compile_error_names_the_file_and_line(self):
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "broken.cu"), "w") as f:
