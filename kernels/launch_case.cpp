@@ -1,6 +1,7 @@
 #include "kernels/launch_case.hpp"
 
 #include "core/error.hpp"
+#include "core/names.hpp"
 #include "runtime/stream.hpp"
 
 #include <array>
@@ -28,6 +29,29 @@ std::string launch_problem(const CasePlan& plan, const StepPlan& step, const Ent
                " threads; the kernel's __launch_bounds__ allow " +
                std::to_string(entry.max_threads);
     return {};
+}
+
+std::string step_launch_problem(const CasePlan& plan, std::size_t index,
+                                const CompiledKernel& compiled, const std::string& source_file,
+                                std::string& where_key) {
+    const StepPlan& step = plan.steps.at(index);
+    const std::string what = "step " + std::to_string(index + 1);
+    where_key = what;
+    if (const EntryParams* entry = compiled.entry(step.entry)) {
+        std::string problem = launch_problem(plan, step, *entry);
+        if (problem.starts_with("block "))
+            where_key = what + " block[0]";
+        return problem;
+    }
+    std::vector<std::string> names;
+    std::string list;
+    for (const EntryParams& e : compiled.entries) {
+        names.push_back(e.entry);
+        list += (list.empty() ? "" : ", ") + e.entry;
+    }
+    where_key = what + " entry";
+    return source_file + " has no entry point '" + step.entry + "'" +
+           did_you_mean(nearest(step.entry, names)) + " (entry points: " + list + ")";
 }
 
 LaunchConfig enqueue_case(const CasePlan& plan, std::span<const Function* const> functions,

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "kernels/case_buffers.hpp"
+#include "jit/compiler.hpp"
 #include "kernels/plan.hpp"
 #include "runtime/launch.hpp"
 
@@ -22,6 +23,14 @@ std::vector<const Function*> step_functions(const CasePlan& plan, const EntryLoo
 /// over `__launch_bounds__`; "" when nothing. What the first launch would refuse, found
 /// without a GPU.
 std::string launch_problem(const CasePlan& plan, const StepPlan& step, const EntryParams& entry);
+
+/// What is wrong with launch step `index` of `plan` (a launch step) as `compiled` (from
+/// `source_file`) holds its entry point: launch_problem(), or "FILE has no entry point 'x'; did
+/// you mean y? (entry points: ...)"; "" when nothing. `where_key` is set to the key of the
+/// contract's `where` the problem belongs to: "step N", "step N entry" or "step N block[0]".
+std::string step_launch_problem(const CasePlan& plan, std::size_t index,
+                                const CompiledKernel& compiled, const std::string& source_file,
+                                std::string& where_key);
 
 /// Enqueues the pipeline of `plan` on `stream` (no synchronization): buffer i of the plan at
 /// `buffers[i]`, launch step s through `functions[s]`. Returns the last launch's configuration.

@@ -52,7 +52,7 @@ expect "$project" 0 "kjit specialize kernels/model.toml: 2 kernel\(s\)" "$kjit" 
 expect "$project" 0 "GEMV_BLOCK=1024" "$kjit" sweep --dry-run
 # The contracts (contracts/*.toml) plan every check case; with a GPU each is launched and
 # compared with its reference defines.
-expect "$project" 0 "launch checks skipped|check: 0 failed" "$kjit" check
+expect "$project" 0 "launch plans: 0 problem\(s\).*launches skipped|check: 0 failed" "$kjit" check
 expect "$project" 0 "splitk_app: (cannot launch|every output matches)" build/splitk_app
 # Specialized above, so the app's start-up reads every kernel from the disk cache.
 expect "$project" 0 "splitk_gemv +hit +GEMV_BLOCK=256 SPLIT_K=4" build/splitk_app

@@ -106,7 +106,7 @@ TEST_CASE("no driver is reported as such and not as a crash") {
     CHECK(contains(r.out, "kernel_src/rms_norm.cu"));
     const Run c = run_kjit("check", "KJIT_DRIVER_LIBRARY=/nonexistent/libcuda.so.1");
     CHECK(c.code == 0);
-    CHECK(contains(c.out, "launch checks skipped: no CUDA driver"));
+    CHECK(contains(c.out, "launches skipped: no CUDA driver"));
 }
 
 TEST_CASE("a driver without a device is reported as no CUDA device") {
@@ -120,7 +120,7 @@ TEST_CASE("a driver without a device is reported as no CUDA device") {
     CHECK(contains(r.out, "no CUDA device: the driver (13.0) reports no device"));
     r = run_kjit("check", env);
     CHECK(r.code == 0);
-    CHECK(contains(r.out, "launch checks skipped: no CUDA device"));
+    CHECK(contains(r.out, "launches skipped: no CUDA device"));
 }
 
 TEST_CASE("kjit specialize compiles a shape file then serves it from the disk cache") {

@@ -213,8 +213,12 @@ TEST_CASE("a project's contracts are the ones kjit check launches and without a 
                      "extern \"C\" __global__ void rms_norm_f32(float* y) { y[0] = 1; }\n");
     const Run r = run_kjit_in(dir.path(), "check");
     CHECK(r.code == 0);
-    if (contains(r.out, "launch checks skipped"))
-        return; // no device here: the gpu suite launches them
+    if (contains(r.out, "launches skipped")) {
+        // No device here: the gpu suite launches them; the plans were still held against the
+        // compiled entry points.
+        CHECK(contains(r.out, "launch plans: 0 problem(s), 0 define set(s) failed to compile"));
+        return;
+    }
     CHECK(contains(r.out, "splitk_partial/y"));
     CHECK(contains(r.out, "(vs SPLIT_K=1)"));
     CHECK(contains(r.out, "row_softmax/y"));
@@ -259,6 +263,18 @@ TEST_CASE("a sweep dry run finds every launch mistake without a GPU at its file:
         INFO(r.out);
         CHECK(r.code == 2);
         CHECK(contains(r.out, c.want));
+        // kjit check without a GPU finds it too, in its check cases, at the same place.
+        const Run check =
+            run_kjit_in(dir.path(), "check", env + " KJIT_DRIVER_LIBRARY=/nonexistent");
+        INFO(check.out);
+        CHECK(check.code == 1);
+        const std::string at = c.want.substr(0, c.want.find(" error: "));
+        CHECK(contains(check.out, at + " error: case splitk_gemv "));
+        const std::size_t step = c.want.find("): ", c.want.find(": step ")) + 3;
+        const std::string problem = c.want.substr(step);
+        CHECK(contains(check.out, problem.starts_with("block ") ? "the kernel's __launch_bounds__ allow"
+                                                                : problem));
+        CHECK_FALSE(contains(check.out, "launch plans: 0 problem(s)"));
     }
 
     // An inline contract's mistake is at the sweep file's line.

@@ -78,7 +78,7 @@ TEST_CASE("kjit check compiles the fixture kernel and says why nothing was launc
     CHECK(r.code == 0);
     CHECK(contains(r.out, "kjit audit: 4 kernel(s) from " + dir.path().string()));
     CHECK(contains(r.out, "  ok    axpy "));
-    CHECK(contains(r.out, "launch checks skipped: no CUDA driver"));
+    CHECK(contains(r.out, "launches skipped: no CUDA driver"));
 }
 
 TEST_CASE("kjit sweep --dry-run compiles every variant of the fixture kernel's sweep") {

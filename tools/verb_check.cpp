@@ -1,7 +1,9 @@
 #include "tools/verbs.hpp"
 
+#include "kernels/launch_case.hpp"
 #include "kernels/registry.hpp"
 #include "runtime/context.hpp"
+#include "tuning/case_arms.hpp"
 #include "tuning/selfcheck.hpp"
 
 #include <algorithm>
@@ -34,6 +36,64 @@ struct Columns {
     }
 };
 
+/// Prints each row of `rows` that failed to prepare; returns how many.
+int report_unprepared(const std::vector<PrepareRow>& rows) {
+    int failed = 0;
+    for (const auto& row : rows)
+        if (row.error) {
+            ++failed;
+            try {
+                std::rethrow_exception(row.error);
+            } catch (const std::exception& e) {
+                std::printf("  %s: %s\n", row.name.c_str(), e.what());
+            }
+        }
+    return failed;
+}
+
+/// Without a GPU: every case's define set compiled (to check, nothing stored) and each launch
+/// of its plan held against what the compile says of the entry point (parameter count, sizes
+/// and kinds, launch bound), as its first launch would be, and as a sweep's dry run checks.
+/// Each problem printed at the contract's line where it has one; returns how many.
+int check_plans_without_device(const CheckArgs& args, const std::vector<CheckCase>& cases,
+                               CheckSummary& summary) {
+    EngineOptions options;
+    options.cache = args.cache.settings();
+    options.check_only = true;
+    Engine engine(nullptr, options, args.sources.provider());
+    const std::vector<KernelSpec> specs = check_specs(cases);
+    const std::vector<PrepareRow> rows = engine.prepare({}, specs, progress_line("compiling"));
+    summary.unprepared += report_unprepared(rows);
+    int problems = 0;
+    for (const CheckCase& c : cases) {
+        const KernelContract& contract = kernel_contract(c.kernel);
+        const std::string name = case_spec(contract, check_defines(c)).name;
+        const auto row = std::find_if(rows.begin(), rows.end(),
+                                      [&](const PrepareRow& r) { return r.name == name; });
+        if (row == rows.end() || !row->compiled)
+            continue; // a failed compile, reported above
+        const CasePlan plan = check_plan(c);
+        for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+            if (plan.steps[i].kind != PipelineStep::Kind::launch)
+                continue;
+            std::string where_key;
+            const std::string problem = step_launch_problem(
+                plan, i, *row->compiled, contract.source_name() + ".cu", where_key);
+            if (problem.empty())
+                continue;
+            ++problems;
+            std::string at;
+            if (const auto w = contract.where.find(where_key); w != contract.where.end())
+                at = w->second.path + ":" + std::to_string(w->second.line) + ":" +
+                     std::to_string(w->second.column) + ": ";
+            std::printf("  %serror: case %s %s %s: step %zu (%s): %s\n", at.c_str(),
+                        c.kernel.c_str(), c.shape.c_str(), defines_text(check_defines(c)).c_str(),
+                        i + 1, plan.steps[i].entry.c_str(), problem.c_str());
+        }
+    }
+    return problems;
+}
+
 int run_check(const CheckArgs& args) {
     CheckSummary summary;
     const std::vector<std::string>& own = args.sources.register_contracts();
@@ -60,23 +120,21 @@ int run_check(const CheckArgs& args) {
     const Columns w(cases);
     std::string reason;
     if (!device_available(&reason)) {
-        std::printf("\nlaunch checks skipped: %s\n", reason.c_str());
-        return summary.passed() ? kOk : kFindings;
+        std::printf("\nlaunch plans of %zu check case(s), held against their compiled entry "
+                    "points:\n", cases.size());
+        const int problems = check_plans_without_device(args, cases, summary);
+        std::printf("launch plans: %d problem(s), %d define set(s) failed to compile; launches "
+                    "skipped: %s\n",
+                    problems, summary.unprepared, reason.c_str());
+        return summary.passed() && problems == 0 ? kOk : kFindings;
     }
     const Device device = Device::get(args.device);
     const Context context(device);
     EngineOptions options;
     options.cache = args.cache.settings();
     Engine engine(&context, options, args.sources.provider());
-    for (const auto& row : engine.prepare({}, check_specs(cases), progress_line("specializing")))
-        if (row.error) {
-            ++summary.unprepared;
-            try {
-                std::rethrow_exception(row.error);
-            } catch (const std::exception& e) {
-                std::printf("  %s: %s\n", row.name.c_str(), e.what());
-            }
-        }
+    summary.unprepared +=
+        report_unprepared(engine.prepare({}, check_specs(cases), progress_line("specializing")));
     if (summary.unprepared)
         return kFindings;
     std::printf("\nkjit check on %s (%s, %d SMs), inputs seed %llu\n", device.name().c_str(),

@@ -82,25 +82,12 @@ void check_launches(const SweepSpec& spec, const std::vector<SweepVariant>& vari
             const StepPlan& step = plan.steps[s];
             if (step.kind != PipelineStep::Kind::launch)
                 continue;
-            const std::string what = "step " + std::to_string(s + 1);
-            const std::string prefix =
-                "variant " + variants[i].label() + ": " + what + " (" + step.entry + "): ";
-            const EntryParams* entry = rows[i].compiled->entry(step.entry);
-            if (!entry) {
-                std::vector<std::string> names;
-                for (const EntryParams& e : rows[i].compiled->entries)
-                    names.push_back(e.entry);
-                std::string list;
-                for (const auto& n : names)
-                    list += (list.empty() ? "" : ", ") + n;
-                fail(what + " entry", prefix + spec.kernel + ".cu has no entry point '" +
-                                          step.entry + "'" +
-                                          did_you_mean(nearest(step.entry, names)) +
-                                          " (entry points: " + list + ")");
-            }
-            const std::string problem = launch_problem(plan, step, *entry);
+            std::string where_key;
+            const std::string problem =
+                step_launch_problem(plan, s, *rows[i].compiled, spec.kernel + ".cu", where_key);
             if (!problem.empty())
-                fail(problem.starts_with("block ") ? what + " block[0]" : what, prefix + problem);
+                fail(where_key, "variant " + variants[i].label() + ": step " +
+                                    std::to_string(s + 1) + " (" + step.entry + "): " + problem);
         }
     }
 }
