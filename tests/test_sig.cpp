@@ -53,6 +53,11 @@ TEST_SUITE("lint") {
         r = run_kjit("sig --embedded -D RMS_BLOCK=1024");
         CHECK(contains(r.out, "kernel_src/rms_norm.cu:"));
         CHECK(contains(r.out, "__launch_bounds__(RMS_BLOCK=1024)"));
+        // A misspelt -D would list the defaults as if it applied: refused.
+        r = run_kjit("sig -D RMS_BLOKC=1024 " + file);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, "error: define RMS_BLOKC (-D) is never read by the files listed or "
+                              "what they include; did you mean RMS_BLOCK?"));
         r = run_kjit("sig --json " + file);
         CHECK(contains(r.out, "\"name\": \"rms_norm_f32\""));
         CHECK(contains(r.out, "\"launch_bounds\": [{\"text\": \"RMS_BLOCK\", \"value\": 256}]"));

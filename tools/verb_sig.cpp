@@ -1,5 +1,9 @@
 #include "tools/verbs.hpp"
 
+#include "core/flags.hpp"
+#include "core/names.hpp"
+#include "jit/define_use.hpp"
+
 #include "jit/compile_options.hpp"
 #include "jit/include_resolver.hpp"
 #include "lint/libclang.hpp"
@@ -38,6 +42,31 @@ int run_sig(SigArgs& args) {
     std::map<std::string, std::string> defines;
     for (const auto& d : args.defines)
         add_define(defines, d);
+    // A -D that no listed file (nor what it includes) reads would list the defaults as if it
+    // applied: refused, as kjit compile refuses it.
+    for (const auto& [name, value] : defines) {
+        std::vector<UnreadDefine> unread;
+        bool read = false;
+        for (const auto& g : groups) {
+            std::vector<const SourceFile*> files; // the listed files, else every kernel
+            for (const auto& t : g.targets)
+                files.push_back(&g.sources.kernel(t));
+            if (files.empty())
+                files = g.sources.kernels();
+            for (const SourceFile* f : files) {
+                auto u = unread_defines(g.sources, *f, {{name, value}});
+                read = read || u.empty();
+                if (!u.empty() && unread.empty())
+                    unread = std::move(u);
+            }
+        }
+        if (!read && !unread.empty() &&
+            !process_flags().get_bool(kFlagAllowUnreadDefines))
+            throw ConfigError("define " + name + " (-D) is never read by the files listed or "
+                              "what they include" + did_you_mean(unread.front().nearest) + " (" +
+                              std::string(kFlagAllowUnreadDefines) +
+                              "=1 lets through a define that only a toolkit header reads)");
+    }
     const std::vector<std::filesystem::path> include_dirs =
         args.sources.include_dirs(args.include_dirs);
     lint::SignatureReport all;
