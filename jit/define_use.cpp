@@ -126,19 +126,21 @@ std::vector<Diagnostic> unread_define_diagnostics(const SourceSet& sources,
     return out;
 }
 
+void refuse_unread_define(const UnreadDefine& unread, const std::string& what,
+                          const std::string& readers) {
+    const std::string message = "define " + unread.name + " (" + what + ") is never read by " +
+                                readers + did_you_mean(unread.nearest);
+    if (!process_flags().get_bool(kFlagAllowUnreadDefines))
+        throw ConfigError(message + " (" + std::string(kFlagAllowUnreadDefines) +
+                          "=1 lets through a define that only a toolkit header reads)");
+    warn(message);
+}
+
 void require_defines_read(const SourceSet& sources, const SourceFile& kernel,
                           const std::map<std::string, std::string>& defines,
                           const std::string& what) {
-    const bool warn_only = process_flags().get_bool(kFlagAllowUnreadDefines);
-    for (const UnreadDefine& u : unread_defines(sources, kernel, defines)) {
-        const std::string message = "define " + u.name + " (" + what + ") is never read by " +
-                                    kernel.path + " or the files it includes" +
-                                    did_you_mean(u.nearest);
-        if (!warn_only)
-            throw ConfigError(message + " (" + std::string(kFlagAllowUnreadDefines) +
-                              "=1 lets through a define that only a toolkit header reads)");
-        warn(message);
-    }
+    for (const UnreadDefine& u : unread_defines(sources, kernel, defines))
+        refuse_unread_define(u, what, kernel.path + " or the files it includes");
 }
 
 } // namespace kjit

@@ -31,6 +31,12 @@ std::vector<Diagnostic> unread_define_diagnostics(const SourceSet& sources,
                                                   const std::map<std::string, std::string>& defines,
                                                   Severity severity);
 
+/// A define given directly (`what` says where from, e.g. "-D") that `readers` never read: a
+/// ConfigError naming it and the nearest macro they do name; with KJIT_ALLOW_UNREAD_DEFINES (a
+/// define only a toolkit header reads) a warning instead.
+void refuse_unread_define(const UnreadDefine& unread, const std::string& what,
+                          const std::string& readers);
+
 /// For defines given directly (`kjit compile -D`, kjit.compile): ConfigError naming the first of
 /// `defines` that `kernel` and the files it includes never read (`what` says where it came
 /// from, e.g. "-D"), with the nearest macro the sources do name; with KJIT_ALLOW_UNREAD_DEFINES

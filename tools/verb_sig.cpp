@@ -1,7 +1,5 @@
 #include "tools/verbs.hpp"
 
-#include "core/flags.hpp"
-#include "core/names.hpp"
 #include "jit/define_use.hpp"
 
 #include "jit/compile_options.hpp"
@@ -60,12 +58,8 @@ int run_sig(SigArgs& args) {
                     unread = std::move(u);
             }
         }
-        if (!read && !unread.empty() &&
-            !process_flags().get_bool(kFlagAllowUnreadDefines))
-            throw ConfigError("define " + name + " (-D) is never read by the files listed or "
-                              "what they include" + did_you_mean(unread.front().nearest) + " (" +
-                              std::string(kFlagAllowUnreadDefines) +
-                              "=1 lets through a define that only a toolkit header reads)");
+        if (!read && !unread.empty())
+            refuse_unread_define(unread.front(), "-D", "the files listed or what they include");
     }
     const std::vector<std::filesystem::path> include_dirs =
         args.sources.include_dirs(args.include_dirs);
