@@ -412,7 +412,7 @@ TEST_CASE("every broken sweep fixture is reported at its file:line:col with exit
         {"bad_calls.toml", "9:9: error: 'calls' = 0 is out of range (1..10000)"},
         {"bad_expression.toml", "23:17: error: bad expression 'rows * * n': Unexpected operator \"*\" found at position 7"},
         {"bytes_restated.toml", "11:9: error: 'bytes' comes from the contract of rms_norm: a sweep file does not restate it"},
-        {"define_never_read.toml", "9:1: error: define RMS_BLOK is never read by kernel_src/rms_norm.cu; did you mean RMS_BLOCK?"},
+        {"define_never_read.toml", "9:1: error: define RMS_BLOK is never read by kernel_src/rms_norm.cu or the files it includes; did you mean RMS_BLOCK?"},
         {"empty_range.toml", "8:13: error: sweep parameter 'RMS_BLOCK' has no values"},
         {"inline_with_contract.toml", "10:1: error: kernel rms_norm has a contract (launch, arguments, bytes): a sweep of it states only its space, constraints, check and bench settings"},
         {"no_output.toml", "1:1: error: no argument is marked 'output = true': nothing to check"},

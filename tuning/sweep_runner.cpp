@@ -2,6 +2,7 @@
 
 #include "core/names.hpp"
 #include "jit/cache_key.hpp"
+#include "jit/define_use.hpp"
 #include "jit/tuned_table.hpp"
 #include "kernels/launch_case.hpp"
 #include "runtime/engine.hpp"
@@ -14,8 +15,6 @@
 #include <chrono>
 #include <mutex>
 #include <optional>
-#include <regex>
-#include <set>
 #include <thread>
 #include <unordered_set>
 
@@ -27,8 +26,9 @@ std::string spec_name(const SweepSpec& spec, const SweepVariant& v) {
     return spec.kernel + "[" + v.label() + "]";
 }
 
-/// Every define of the sweep must be read by the kernel (an identifier in its source or the
-/// headers it can include); otherwise the sweep would measure one kernel many times.
+/// Every define of the sweep must be read by the kernel (an identifier in it or in the files it
+/// can include, comments and strings aside: unread_defines); otherwise the sweep would measure
+/// one kernel many times. ConfigError at the first such define in the sweep file.
 void check_defines_read(const SweepSpec& spec, const SourceSet& sources) {
     const SourceFile& kernel = [&]() -> const SourceFile& {
         try {
@@ -38,28 +38,22 @@ void check_defines_read(const SweepSpec& spec, const SourceSet& sources) {
             throw ConfigError(e.what(), spec.file, line, col);
         }
     }();
-    std::string text = kernel.text;
-    for (const auto* h : sources.headers())
-        text += "\n" + h->text;
-    std::set<std::string> tested;
-    static const std::regex knob(R"(#\s*(?:ifndef|ifdef|define)\s+(\w+))");
-    for (std::sregex_iterator it(text.begin(), text.end(), knob), end; it != end; ++it)
-        tested.insert((*it)[1]);
-    std::vector<std::string> names;
-    for (const auto& [k, _] : spec.defines)
-        names.push_back(k);
+    std::map<std::string, std::string> named(spec.defines.begin(), spec.defines.end());
     for (const auto& p : spec.params)
         if (p.define)
-            names.push_back(p.name);
-    for (const auto& name : names) {
-        if (std::regex_search(text, std::regex("\\b" + name + "\\b")))
-            continue;
-        const auto [line, col] =
-            spec.positions.count(name) ? spec.positions.at(name) : std::pair<int, int>{1, 1};
-        throw ConfigError("define " + name + " is never read by " + kernel.path +
-                              did_you_mean(nearest(name, {tested.begin(), tested.end()})),
-                          spec.file, line, col);
+            named.emplace(p.name, "");
+    std::optional<std::pair<std::pair<int, int>, UnreadDefine>> first;
+    for (UnreadDefine& u : unread_defines(sources, kernel, named)) {
+        const auto at = spec.positions.find(u.name);
+        const std::pair<int, int> where = at != spec.positions.end() ? at->second
+                                                                     : std::pair<int, int>{1, 1};
+        if (!first || where < first->first)
+            first.emplace(where, std::move(u));
     }
+    if (first)
+        throw ConfigError("define " + first->second.name + " is never read by " + kernel.path +
+                              " or the files it includes" + did_you_mean(first->second.nearest),
+                          spec.file, first->first.first, first->first.second);
 }
 
 /// A dry run's launch check: every launch of every compiled variant against its entry point's
