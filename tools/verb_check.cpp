@@ -82,13 +82,17 @@ int check_plans_without_device(const CheckArgs& args, const std::vector<CheckCas
             if (problem.empty())
                 continue;
             ++problems;
-            std::string at;
-            if (const auto w = contract.where.find(where_key); w != contract.where.end())
-                at = w->second.path + ":" + std::to_string(w->second.line) + ":" +
-                     std::to_string(w->second.column) + ": ";
-            std::printf("  %serror: case %s %s %s: step %zu (%s): %s\n", at.c_str(),
-                        c.kernel.c_str(), c.shape.c_str(), defines_text(check_defines(c)).c_str(),
-                        i + 1, plan.steps[i].entry.c_str(), problem.c_str());
+            Diagnostic d;
+            if (const auto w = contract.where.find(where_key); w != contract.where.end()) {
+                d.path = w->second.path;
+                d.line = w->second.line;
+                d.column = w->second.column;
+            }
+            d.severity = Severity::error;
+            d.message = "case " + c.kernel + " " + c.shape + " " +
+                        defines_text(check_defines(c)) + ": step " + std::to_string(i + 1) +
+                        " (" + plan.steps[i].entry + "): " + problem;
+            std::printf("  %s\n", d.format().c_str());
         }
     }
     return problems;
