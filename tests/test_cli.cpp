@@ -228,6 +228,17 @@ TEST_CASE("kjit fresh names stale and new and missing sources of this kjit and o
         CHECK(contains(r.out, "missing  kernel_src/common.cuh"));
         CHECK(contains(r.out, "fresh: 3 stale"));
     }
+    // A user's tree that shares no file with this kjit's own kernels is not compared with
+    // them (every file would read "new", every kernel of kjit's "missing"): exit 2, not 1.
+    const auto user = dir.path() / "user";
+    std::filesystem::create_directories(user);
+    std::ofstream(user / "saxpy.cu") << "extern \"C\" __global__ void saxpy(float* x) {}\n";
+    r = run_kjit("fresh --src " + user.string());
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, "error: kjit fresh: this kjit embeds no copy of any file of " +
+                              user.string() + " (its embedded kernels are kjit's own): name "
+                              "the binaries to compare with the sources, --binary APP"));
+    CHECK(!contains(r.out, "rebuild"));
     // A program that embeds no kernel tree has nothing to compare.
     r = run_kjit("fresh --src " + src.string() + " --binary /bin/sh");
     CHECK(r.code == 2);

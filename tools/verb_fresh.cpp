@@ -50,13 +50,24 @@ int print_fresh(const FreshnessReport& report, const std::string& what, const st
 int run_fresh(const FreshArgs& args) {
     const SourceChoice& choice = args.sources.on_disk("kjit fresh");
     const std::vector<FreshBinary> binaries = fresh_binaries(args.sources, args.binaries);
-    if (binaries.empty() && choice.origin == SourceOrigin::project &&
-        !embeds_sources(SourceSet::embedded(), choice))
-        throw ConfigError("kjit fresh: this kjit embeds no copy of " + choice.written +
-                          "/ (its embedded kernels are kjit's own): name the binaries to "
-                          "compare with the sources, --binary APP or `binaries` in " +
-                          display_path(args.sources.project_file()->file));
-    return check_fresh(choice, SourceSet::from_directory(choice.dir), binaries);
+    SourceSet disk = SourceSet::from_directory(choice.dir);
+    if (binaries.empty()) {
+        // This kjit's embedded copies are kjit's own kernels: against a user's tree every file
+        // would read "new" and every embedded one "missing", a rebuild that never helps.
+        const SourceSet& embedded = SourceSet::embedded();
+        const bool project = choice.origin == SourceOrigin::project;
+        const bool shared = std::any_of(disk.files().begin(), disk.files().end(),
+                                        [&](const SourceFile& f) { return embedded.find(f.name); });
+        if (project ? !embeds_sources(embedded, choice) : !shared)
+            throw ConfigError(
+                "kjit fresh: this kjit embeds no copy of " +
+                (project ? choice.written + "/" : "any file of " + choice.dir.string()) +
+                " (its embedded kernels are kjit's own): name the binaries to compare with the "
+                "sources, --binary APP" +
+                (project ? " or `binaries` in " + display_path(args.sources.project_file()->file)
+                         : std::string()));
+    }
+    return check_fresh(choice, disk, binaries);
 }
 } // namespace
 
