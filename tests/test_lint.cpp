@@ -123,6 +123,14 @@ TEST_SUITE("lint") {
         INFO(r.out);
         CHECK(r.code == 0);
         CHECK(contains(r.out, "lint: 1 file(s), 0 error(s), 0 warning(s)"));
+        // --shape takes one file per use: the file after it stays the file to lint (a greedy
+        // option read it as a second shape file and linted the default tree instead).
+        r = run_kjit("lint --shape " + (dir.path() / "kj004_default_differs.toml").string() + " " +
+                     (kFixtures / "kj001_cut_define.cu").string());
+        INFO(r.out);
+        CHECK(r.code == 1);
+        CHECK(contains(r.out, (kFixtures / "kj001_cut_define.cu").string() + ":"));
+        CHECK(contains(r.out, "lint: 1 file(s), 1 error(s)"));
     }
 
     TEST_CASE("the text rules run without libclang and the clang rules say they were skipped") {

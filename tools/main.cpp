@@ -7,6 +7,7 @@
 #include "runtime/driver.hpp"
 
 #include <iostream>
+#include <functional>
 #include <map>
 
 int main(int argc, char** argv) {
@@ -19,6 +20,17 @@ int main(int argc, char** argv) {
         auto action = add(app);
         actions[app.get_subcommands({}).back()->get_name()] = std::move(action);
     }
+    // A repeatable option takes one value per occurrence (`--arch sm_90 --arch sm_80`): a
+    // greedy one would swallow the positionals after it (`kjit lint --shape F a.cu` read a.cu
+    // as a second shape file and linted the default tree).
+    const std::function<void(CLI::App&)> one_value_each = [&](CLI::App& a) {
+        for (CLI::Option* o : a.get_options())
+            if (!o->get_positional() && o->get_items_expected_max() > 1)
+                o->allow_extra_args(false);
+        for (CLI::App* sub : a.get_subcommands({}))
+            one_value_each(*sub);
+    };
+    one_value_each(app);
     if (argc > 1 && argv[1][0] != '-' && !actions.contains(argv[1])) {
         std::string verbs;
         for (const auto& [name, _] : actions)

@@ -87,8 +87,7 @@ Action add_compile(CLI::App& app) {
                     "key covers the content of its files)");
     sub->add_option("--name", args->names,
                     "a template instantiation to compile, as an NVRTC name expression "
-                    "('scale<128, float>'); its lowered name is printed")
-        ->allow_extra_args(false);
+                    "('scale<128, float>'); its lowered name is printed");
     sub->add_option("-o,--cubin", args->cubin_out, "write the CUBIN to this file ('-' = stdout)");
     sub->add_option("--ptx", args->ptx_out, "write the PTX to this file ('-' = stdout)");
     sub->add_flag("--lineinfo", args->lineinfo, "generate line information");

@@ -75,12 +75,10 @@ Action add_lint(CLI::App& app) {
     // Each of these takes one value per use, so FILES may follow.
     sub->add_option("-I,--include-dir", args->include_dirs,
                     "an extra include directory, searched after the kernel sources, before the "
-                    "project file's include_dirs and the CUDA toolkit's (as `kjit compile -I`)")
-        ->allow_extra_args(false);
+                    "project file's include_dirs and the CUDA toolkit's (as `kjit compile -I`)");
     sub->add_option("--arch", args->archs,
                     "a target architecture whose __CUDA_ARCH__ conditions are evaluated with "
-                    "(default: the project file's archs, else sm_90; repeat for several)")
-        ->allow_extra_args(false);
+                    "(default: the project file's archs, else sm_90; repeat for several)");
     sub->add_flag("--json", args->json, "print the findings as a JSON array");
     sub->add_flag("--rules", args->rules, "list the rules and exit");
     sub->add_option("--libclang", args->libclang, "the libclang library to open (default: search)");

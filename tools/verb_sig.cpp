@@ -119,17 +119,13 @@ Action add_sig(CLI::App& app) {
                     "project file's kernels)");
     args->sources.add_to(*sub);
     sub->add_flag("--embedded", args->embedded, "read the copies embedded in this binary");
-    // Each of these takes one value per use: `--instantiate 'k<int>' DIR` keeps DIR a file.
-    sub->add_option("-D,--define", args->defines, "NAME=VALUE injected as the engine would")
-        ->allow_extra_args(false);
+    sub->add_option("-D,--define", args->defines, "NAME=VALUE injected as the engine would");
     sub->add_option("-I,--include-dir", args->include_dirs,
                     "an extra include directory, searched after the kernel sources, before the "
-                    "project file's include_dirs and the CUDA toolkit's")
-        ->allow_extra_args(false);
+                    "project file's include_dirs and the CUDA toolkit's");
     sub->add_option("--instantiate", args->instantiations,
                     "a template kernel's instantiation to list, as a name expression "
-                    "('ns::scale<float, 4>')")
-        ->allow_extra_args(false);
+                    "('ns::scale<float, 4>')");
     sub->add_flag("--verify", args->verify,
                   "compile each translation unit to PTX with NVRTC and check every listed "
                   "parameter's size and offset against its .entry");
