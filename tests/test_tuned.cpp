@@ -473,6 +473,17 @@ TEST_CASE("a sweep's cached rows are keyed by the dtype and shape it runs at") {
     CHECK(bf16 != wider);
 }
 
+TEST_CASE("kjit tune of a kernel no sweep file sweeps names the ones they do") {
+    TempDir dir;
+    tuned_project(dir.path(), "");
+    const Run r = run_kjit_in(dir.path(), "tune splitk_gemm --shapes rows=1024,cols=4096");
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, "kjit tune splitk_gemm needs a sweep file of splitk_gemm: --sweep "
+                          "FILE, or one among the project file's sweep_files (they sweep "
+                          "splitk_gemv, row_softmax); did you mean splitk_gemv?"));
+}
+
 } // TEST_SUITE
 
 TEST_SUITE("gpu") {

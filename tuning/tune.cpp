@@ -1,6 +1,8 @@
 #include "tuning/tune.hpp"
 
 #include "core/error.hpp"
+#include "core/flag_rules.hpp"
+#include "core/names.hpp"
 #include "kernels/shape.hpp"
 #include "tuning/sweep_judge.hpp"
 #include "tuning/tuned_record.hpp"
@@ -19,6 +21,7 @@ TunePlan plan_tune(const TuneRequest& request, const Project* project) {
         plan.spec = SweepSpec::load(request.sweep);
     } else {
         bool found = false;
+        std::vector<std::string> swept; // the kernels the project's sweep files sweep
         if (project)
             for (const ProjectPath& p : project->sweep_files) {
                 SweepSpec spec = SweepSpec::load(display_path(p.path));
@@ -27,11 +30,15 @@ TunePlan plan_tune(const TuneRequest& request, const Project* project) {
                     found = true;
                     break;
                 }
+                swept.push_back(spec.contract.name);
             }
         if (!found)
-            throw ConfigError("kjit tune " + request.kernel + " needs a sweep file of " +
-                              request.kernel +
-                              ": --sweep FILE, or one among the project file's sweep_files");
+            throw ConfigError(
+                "kjit tune " + request.kernel + " needs a sweep file of " + request.kernel +
+                ": --sweep FILE, or one among the project file's sweep_files" +
+                (swept.empty() ? std::string()
+                               : " (they sweep " + detail::join(swept, ", ") + ")" +
+                                     did_you_mean(nearest(request.kernel, swept))));
     }
     if (plan.spec.contract.name != request.kernel)
         throw ConfigError("the sweep file sweeps " + plan.spec.contract.name + ", not " +
