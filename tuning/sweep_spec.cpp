@@ -71,6 +71,20 @@ SweepParam read_param(const TomlNode& n, const std::string& name, bool define,
             p.kind = SweepParam::Kind::pow2;
             p.min = (*range)[0].integer(name);
             p.max = (*range)[1].integer(name);
+            // [33, 1024] would start at 64 unsaid: the bounds are values of the sweep.
+            for (int i = 0; i < 2; ++i) {
+                const long long v = i == 0 ? p.min : p.max;
+                if (v < 1 || (v & (v - 1)) != 0) {
+                    long long below = 1;
+                    while (below * 2 <= v)
+                        below *= 2;
+                    (*range)[i].fail("'pow2' bounds must be powers of two: " + std::to_string(v) +
+                                     " is not" +
+                                     (v < 1 ? std::string(" (the smallest is 1)")
+                                            : " (" + std::to_string(below) + " or " +
+                                                  std::to_string(below * 2) + "?)"));
+                }
+            }
         } else {
             t->only_keys({"min", "max", "step"}, "sweep parameter " + name);
             if (!t->contains("min") || !t->contains("max"))
