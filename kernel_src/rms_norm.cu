@@ -45,6 +45,15 @@
                 // takes the run-time path. The kernel then holds both.
 #endif
 
+#ifndef RMS_ONE_ROW
+#define RMS_ONE_ROW 0 // 1: with RMS_N, a launch of a block per row (the grid covers the rows)
+                      // whose row is a whole number k <= RMS_CACHE of chunks per thread,
+                      // 16-byte aligned, runs each row as straight-line code: no row loop and no
+                      // test a thread's chunks or warps could fail (a decode row's latency).
+                      // Other launches, and a dtype whose row does not divide so, take the
+                      // general path. Same bits.
+#endif
+
 static_assert(RMS_N >= 0, "RMS_N: a row width, or 0 for any");
 static_assert(RMS_WARP_ROWS || RMS_WIDTH % RMS_BLOCK == 0, "RMS_BLOCK must divide RMS_WIDTH");
 static_assert(RMS_BLOCK % 32 == 0, "RMS_BLOCK: whole warps (the sums shuffle over full warps)");
@@ -220,6 +229,67 @@ __device__ __forceinline__ void warp_rows_cached(const T* __restrict__ x, const 
     }
 }
 
+/// A compiled-in width kN (> 0) whose data fill at most 8 of the RMS_WIDTH / 32 virtual warps
+/// (see rms_norm_rows): live_warps of them, summed over live_lanes (a power of two) lanes;
+/// else both 0.
+template <class T, int kN> __device__ constexpr int live_warps() {
+    const int with_data = ((kN + Vec16<T>::kCount - 1) / Vec16<T>::kCount + 31) / 32;
+    return kN > 0 ? (with_data < RMS_WIDTH / 32 ? with_data : RMS_WIDTH / 32) : 0;
+}
+template <class T, int kN> __device__ constexpr int live_lanes() {
+    constexpr int live = live_warps<T, kN>();
+    return live == 0 || live > 8 ? 0 : live > 4 ? 8 : live > 2 ? 4 : live > 1 ? 2 : 1;
+}
+
+/// A block row's total by the fixed tree from each thread's kSlots partials (partial j =
+/// threadIdx.x + s * RMS_BLOCK; see rms_norm_rows): every virtual warp's warp sum into scratch,
+/// then their sum. Slots below kFull hold data in every warp and those from kEmpty on in none
+/// (known at compile time); the others are tested against `chunks`. `sync_first`: scratch may
+/// still be read for a previous row.
+template <int kSlots, int kLive, int kLanes, int kFull, int kEmpty>
+__device__ __forceinline__ float block_total(float (&acc)[kSlots], int chunks, bool sync_first,
+                                             float* scratch, float& total_shared, int lane,
+                                             int warp) {
+    if (sync_first)
+        __syncthreads();
+    if constexpr (kSlots == 2 || kSlots == 4) {
+        // All kSlots virtual warps of this warp at once: lane l holds virtual warp
+        // l / (32 / kSlots)'s sum (those without data sum zeros to +0, as skipped).
+        // 2 - 4 slots (blocks of 256 - 512 threads): up to 1.06x faster on the H200
+        // at decode and short rows; at 8 and 16 the skipped empty virtual warps of a
+        // narrow row and the extra registers made it slower (0.90x at bf16
+        // 2048 x 1024 B64), and one slot is one warp_sum either way.
+        const float v = warp_sums(acc);
+        if (lane % (32 / kSlots) == 0)
+            scratch[warp + lane / (32 / kSlots) * (RMS_BLOCK / 32)] = v;
+    } else {
+#pragma unroll
+        for (int s = 0; s < kSlots; ++s) {
+            const int first = (warp + s * (RMS_BLOCK / 32)) * 32; // its partial 0
+            const bool data = s < kFull || (s < kEmpty && first < chunks);
+            const float v = data ? warp_sum(acc[s]) : 0.0f;
+            if (lane == 0)
+                scratch[warp + s * (RMS_BLOCK / 32)] = v;
+        }
+    }
+    __syncthreads();
+    if constexpr (kLanes > 0) {
+        // Every group of kLanes lanes sums the virtual warps that hold data; the others hold
+        // zeros, whose additions the full tree would make (x + 0 is x: the partials are never
+        // -0), so lane 0's sum is the full tree's, and no barrier has to publish it.
+        const int j = lane % kLanes;
+        return lane_sum<kLanes>(j < kLive ? scratch[j] : 0.0f);
+    } else {
+        if (warp == 0) {
+            const float v = warp_sum(lane < RMS_WIDTH / 32 ? scratch[lane] : 0.0f);
+            if (lane == 0)
+                total_shared = v;
+        }
+        __syncthreads();
+        return total_shared;
+    }
+}
+
 template <class T, int kN>
 __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* __restrict__ w,
                                               T* __restrict__ y, int rows, int n, float eps) {
@@ -230,13 +300,7 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
     __shared__ float scratch[RMS_WARP_ROWS ? 1 : RMS_WIDTH / 32];
     __shared__ float total_shared;
     const int chunks = (n + kChunk - 1) / kChunk;
-    // A compiled-in width (kN > 0) whose data fill at most 8 of the RMS_WIDTH / 32 virtual warps
-    // (below): kLive of them, summed over kLanes (a power of two) lanes; else kLanes is 0.
-    constexpr int kVirtual = ((kN + kChunk - 1) / kChunk + 31) / 32; // virtual warps with data
-    constexpr int kLive =
-        kN > 0 ? (kVirtual < RMS_WIDTH / 32 ? kVirtual : RMS_WIDTH / 32) : 0;
-    constexpr int kLanes =
-        kLive == 0 || kLive > 8 ? 0 : kLive > 4 ? 8 : kLive > 2 ? 4 : kLive > 1 ? 2 : 1;
+    constexpr int kLanes = live_lanes<T, kN>();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int tid = RMS_WARP_ROWS ? lane : threadIdx.x; // the thread's place in its row
     for (int row = blockIdx.x * kRows + (RMS_WARP_ROWS ? warp : 0); row < rows;
@@ -303,47 +367,9 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
         // j + RMS_WIDTH, ...: a virtual warp from chunk `chunks` on holds only zeros, whose sum
         // (0) needs no shuffles (a narrow row's reduction skips most of the tree, same bits).
         // A warp row has its total already.
-        if (!RMS_WARP_ROWS) {
-            // scratch and total may still be read for the previous row (a compiled-in width's
-            // first row has none)
-            if (kLanes == 0 || row != blockIdx.x)
-                __syncthreads();
-            if constexpr (kSlots == 2 || kSlots == 4) {
-                // All kSlots virtual warps of this warp at once: lane l holds virtual warp
-                // l / (32 / kSlots)'s sum (those without data sum zeros to +0, as skipped).
-                // 2 - 4 slots (blocks of 256 - 512 threads): up to 1.06x faster on the H200
-                // at decode and short rows; at 8 and 16 the skipped empty virtual warps of a
-                // narrow row and the extra registers made it slower (0.90x at bf16
-                // 2048 x 1024 B64), and one slot is one warp_sum either way.
-                const float v = warp_sums(acc);
-                if (lane % (32 / kSlots) == 0)
-                    scratch[warp + lane / (32 / kSlots) * (RMS_BLOCK / 32)] = v;
-            } else {
-#pragma unroll
-                for (int s = 0; s < kSlots; ++s) {
-                    const int first = (warp + s * (RMS_BLOCK / 32)) * 32; // its partial 0
-                    const float v = first < chunks ? warp_sum(acc[s]) : 0.0f;
-                    if (lane == 0)
-                        scratch[warp + s * (RMS_BLOCK / 32)] = v;
-                }
-            }
-            __syncthreads();
-        }
-        if constexpr (!RMS_WARP_ROWS && kLanes > 0) {
-            // Every group of kLanes lanes sums the virtual warps that hold data; the others hold
-            // zeros, whose additions the full tree would make (x + 0 is x: the partials are never
-            // -0), so lane 0's sum is the full tree's, and no barrier has to publish it.
-            const int j = lane % kLanes;
-            total = lane_sum<kLanes>(j < kLive ? scratch[j] : 0.0f);
-        } else if (!RMS_WARP_ROWS) {
-            if (warp == 0) {
-                const float v = warp_sum(lane < RMS_WIDTH / 32 ? scratch[lane] : 0.0f);
-                if (lane == 0)
-                    total_shared = v;
-            }
-            __syncthreads();
-            total = total_shared;
-        }
+        if constexpr (!RMS_WARP_ROWS)
+            total = block_total<kSlots, live_warps<T, kN>(), kLanes, 0, kSlots>(
+                acc, chunks, kLanes == 0 || row != blockIdx.x, scratch, total_shared, lane, warp);
         const float inv = inv_rms(total, n, eps);
         if (cached) {
 #pragma unroll
@@ -365,6 +391,59 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
             for (int i = tid; i < n; i += kThreads)
                 yr[i] = from_float<T>(__fmul_rn(__fmul_rn(to_float(xr[i]), inv), to_float(w[i])));
         }
+    }
+}
+
+/// Whether RMS_ONE_ROW applies to a row of T at the compiled-in width: a block form whose row is
+/// k <= RMS_CACHE whole chunks per thread.
+template <class T> __device__ constexpr bool one_row_fits() {
+    constexpr int kChunk = Vec16<T>::kCount;
+    return RMS_ONE_ROW && RMS_N > 0 && !RMS_WARP_ROWS && RMS_N % (kChunk * RMS_BLOCK) == 0 &&
+           RMS_N / (kChunk * RMS_BLOCK) <= RMS_CACHE;
+}
+
+/// RMS_ONE_ROW's row `row` of kN = RMS_N elements (16-byte aligned, one_row_fits): rms_norm_rows'
+/// cached path and tree, each thread's kPer chunks in its registers, with every test a thread
+/// or warp could fail decided at compile time and no row loop. The same bits.
+template <class T, int kN>
+__device__ __forceinline__ void rms_norm_one_row(const T* __restrict__ x, const T* __restrict__ w,
+                                                 T* __restrict__ y, int row, float eps) {
+    using V = decltype(Vec16<T>::v);
+    constexpr int kChunk = Vec16<T>::kCount;
+    constexpr int kPer = kN / kChunk / RMS_BLOCK; // chunks per thread: every thread has them
+    constexpr int kSlots = RMS_WIDTH / RMS_BLOCK;
+    constexpr int kFull = kPer < kSlots ? kPer : kSlots; // slots with data, in every warp
+    __shared__ float scratch[RMS_WIDTH / 32];
+    __shared__ float total_shared;
+    const int tid = threadIdx.x;
+    const V* xr = reinterpret_cast<const V*>(x + static_cast<long long>(row) * kN);
+    V* yr = reinterpret_cast<V*>(y + static_cast<long long>(row) * kN);
+    const V* wr = reinterpret_cast<const V*>(w);
+    float acc[kSlots];
+#pragma unroll
+    for (int s = 0; s < kSlots; ++s)
+        acc[s] = 0.0f;
+    Vec16<T> cache[kPer];
+    Vec16<T> wcache[RMS_W_EARLY ? kPer : 1];
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+        cache[k].v = xr[tid + k * RMS_BLOCK];
+        if (RMS_W_EARLY)
+            wcache[RMS_W_EARLY ? k : 0].v = wr[tid + k * RMS_BLOCK];
+        float a = acc[k % kSlots];
+#pragma unroll
+        for (int i = 0; i < kChunk; ++i)
+            a = __fmaf_rn(cache[k].get(i), cache[k].get(i), a);
+        acc[k % kSlots] = a;
+    }
+    const float total = block_total<kSlots, live_warps<T, kN>(), live_lanes<T, kN>(), kFull, kFull>(
+        acc, kN / kChunk, false, scratch, total_shared, tid & 31, tid >> 5);
+    const float inv = inv_rms(total, kN, eps);
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+        const Vec16<T> wv =
+            RMS_W_EARLY ? wcache[RMS_W_EARLY ? k : 0] : Vec16<T>{wr[tid + k * RMS_BLOCK]};
+        yr[tid + k * RMS_BLOCK] = Vec16<T>::scaled(cache[k], inv, wv).v;
     }
 }
 
@@ -392,15 +471,25 @@ __device__ __forceinline__ void rms_norm_all(const T* __restrict__ x, const T* _
 }
 
 /// A kernel's body: rms_norm_all inlined with the width the constant RMS_N where the launch's
-/// width is RMS_N, else with the run-time width.
+/// width is RMS_N (with RMS_ONE_ROW, rms_norm_one_row where it applies), else with the run-time
+/// width.
 template <class T>
 __device__ __forceinline__ void rms_norm_kernel(const T* __restrict__ x, const T* __restrict__ w,
                                                 T* __restrict__ y, int rows, int n, float eps) {
     pdl_chain_step();
-    if (RMS_N > 0 && n == RMS_N)
+    if (RMS_N > 0 && n == RMS_N) {
+        if constexpr (one_row_fits<T>()) {
+            if (gridDim.x >= rows && ((reinterpret_cast<size_t>(x) | reinterpret_cast<size_t>(y) |
+                                       reinterpret_cast<size_t>(w)) & 15) == 0) {
+                if (blockIdx.x < rows)
+                    rms_norm_one_row<T, RMS_N>(x, w, y, blockIdx.x, eps);
+                return;
+            }
+        }
         rms_norm_all<T, RMS_N>(x, w, y, rows, RMS_N, eps);
-    else
+    } else {
         rms_norm_all(x, w, y, rows, n, eps);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(RMS_BLOCK)

@@ -425,6 +425,22 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
         // skips the block's first barrier: 7 blocks striding over the rows still meet it.
         CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_N", width}}, false, {{"ROWS_PER_LAUNCH", 7}}) ==
               base);
+        // A row as straight-line code (RMS_ONE_ROW, with the width compiled in) where the row is
+        // whole chunks per thread: fp32 and bf16 rows of 4096 and 7168 at 128 threads (8 and 4,
+        // 14 and 7 chunks per thread; 8 partials each), bf16 16384 (16), fp32 rows of 640 at
+        // 32 threads (5 chunks, 32 partials, summed over 8 lanes), 256 threads with the weight
+        // loaded early (4 and 2 at 4096); elsewhere, misaligned, or with 7 blocks for the rows
+        // the general path runs.
+        const Defines one_row{{"RMS_BLOCK", "128"}, {"RMS_CACHE", "16"}, {"RMS_N", width},
+                              {"RMS_ONE_ROW", "1"}};
+        CHECK(run(one_row, false) == base);
+        CHECK(run(one_row, true) == base);
+        CHECK(run(one_row, false, {{"ROWS_PER_LAUNCH", 7}}) == base);
+        CHECK(run({{"RMS_BLOCK", "32"}, {"RMS_CACHE", "8"}, {"RMS_N", width}, {"RMS_ONE_ROW", "1"}},
+                  false) == base);
+        CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_CACHE", "4"}, {"RMS_N", width}, {"RMS_ONE_ROW", "1"},
+                   {"RMS_W_EARLY", "1"}},
+                  false) == base);
         // NaN and inf in x: the paired bf16 conversion of the 16-byte stores keeps the bits of
         // from_float, which the misaligned path's element stores use.
         const auto special = run({{"RMS_BLOCK", "256"}}, false, {}, true);
@@ -434,6 +450,7 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
         CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_WARP_ROWS", "2"}, {"RMS_CACHE", "8"}}, false, {},
                   true) == special);
         CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_N", width}}, false, {}, true) == special);
+        CHECK(run(one_row, false, {}, true) == special);
         // A narrower reduction regroups the sum, the same way in both forms. In fp32 that moves
         // bits; bf16 inputs square to 16 significant bits, and their sums are often exact in any
         // grouping (and rows of 250 chunks and fewer sum the same partials either way).
@@ -447,6 +464,10 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
                   false) == narrow);
         CHECK(run({{"RMS_BLOCK", "128"}, {"RMS_WIDTH", "512"}, {"RMS_N", width}}, false) ==
               narrow);
+        // Up to 14 chunks per thread over 4 partials: a partial sums chunks k, k + 4, ...
+        CHECK(run({{"RMS_BLOCK", "128"}, {"RMS_WIDTH", "512"}, {"RMS_CACHE", "16"},
+                   {"RMS_N", width}, {"RMS_ONE_ROW", "1"}},
+                  false) == narrow);
         // Three virtual warps (RMS_WIDTH 96): a compiled-in width sums them over four lanes.
         CHECK(run({{"RMS_BLOCK", "32"}, {"RMS_WIDTH", "96"}, {"RMS_N", width}}, false) ==
               run({{"RMS_BLOCK", "32"}, {"RMS_WIDTH", "96"}}, false));
