@@ -8,9 +8,10 @@
 // summed by a fixed butterfly tree. RMS_WIDTH is the reduction's width and part of the
 // numerics. RMS_BLOCK and RMS_WARP_ROWS (the threads of a row) only decide which thread holds
 // which partials, and the 16-byte loads only how a chunk is read: every block width, both row
-// groups and both load paths give the same bits, and so does RMS_N (without fast-math options,
-// which approximate the division by the width). A wider RMS_WIDTH regroups the sum and changes
-// them.
+// groups and both load paths give the same bits, and so do RMS_N (without fast-math options,
+// which approximate the division by the width) and RMS_ONE_ROW. Another RMS_WIDTH regroups the
+// sum of a row of more chunks than the narrower width has partials, and changes the bits; a row
+// of at most that many chunks puts chunk c in partial c at either width and keeps them.
 #include "common.cuh"
 #include "pdl.cuh"
 
