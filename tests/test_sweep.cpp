@@ -417,7 +417,7 @@ TEST_CASE("every broken sweep fixture is reported at its file:line:col with exit
         {"inline_with_contract.toml", "10:1: error: kernel rms_norm has a contract (launch, arguments, bytes): a sweep of it states only its space, constraints, check and bench settings"},
         {"no_output.toml", "1:1: error: no argument is marked 'output = true': nothing to check"},
         {"not_a_launch_parameter.toml", "11:1: error: 'GRID' is not a launch parameter of rms_norm (known: ROWS_PER_LAUNCH)"},
-        {"pow2_bound.toml", "8:23: error: 'pow2' bounds must be powers of two: 33 is not (32 or 64?)"},
+        {"pow2_bound.toml", "8:23: error: 'pow2' starts at a power of two: 33 is not (32 or 64?)"},
         {"not_a_shape_key.toml", "5:1: error: 'm' is not a shape key of rms_norm (shape keys: rows, n)"},
         {"shape_value_fraction.toml", "7:14: error: 'n / 3' = 682.666667 is not a whole number"},
         {"shape_value_names_param.toml", "8:14: error: bad expression 'RMS_BLOCK * 8': Unexpected token \"RMS_BLOCK\" found at position 0. (a [sweep] list's expressions read the shape and the fixed defines)"},

@@ -71,19 +71,17 @@ SweepParam read_param(const TomlNode& n, const std::string& name, bool define,
             p.kind = SweepParam::Kind::pow2;
             p.min = (*range)[0].integer(name);
             p.max = (*range)[1].integer(name);
-            // [33, 1024] would start at 64 unsaid: the bounds are values of the sweep.
-            for (int i = 0; i < 2; ++i) {
-                const long long v = i == 0 ? p.min : p.max;
-                if (v < 1 || (v & (v - 1)) != 0) {
-                    long long below = 1;
-                    while (below * 2 <= v)
-                        below *= 2;
-                    (*range)[i].fail("'pow2' bounds must be powers of two: " + std::to_string(v) +
-                                     " is not" +
-                                     (v < 1 ? std::string(" (the smallest is 1)")
-                                            : " (" + std::to_string(below) + " or " +
-                                                  std::to_string(below * 2) + "?)"));
+            // [33, 1024] would start at 64 unsaid: the start is a value of the sweep (the end
+            // only bounds it, as a range's max).
+            if (p.min < 1 || (p.min & (p.min - 1)) != 0) {
+                std::string hint = " (the smallest is 1)";
+                if (p.min > 1) { // the powers of two around it
+                    const long long below = 1LL << (63 - __builtin_clzll(p.min));
+                    hint = " (" + std::to_string(below) +
+                           (below <= (1LL << 61) ? " or " + std::to_string(below * 2) : "") + "?)";
                 }
+                (*range)[0].fail("'pow2' starts at a power of two: " + std::to_string(p.min) +
+                                 " is not" + hint);
             }
         } else {
             t->only_keys({"min", "max", "step"}, "sweep parameter " + name);
