@@ -7,7 +7,7 @@ bash scripts/on_device.sh --peers .gl/whl > /dev/null 2>&1
 export KJIT_CACHE_DIR=/tmp/kc PYTHONPATH=$PWD/build-py/python:$PWD/bench TRITON_CACHE_DIR=/tmp/tc
 (cd build-py && timeout 200 ctest -L gpu -j 8 --output-on-failure > $OUT/ctest-call1.txt 2>&1; grep -E "tests passed" $OUT/ctest-call1.txt; grep -E "\(Failed\)|Timeout|Not Run" $OUT/ctest-call1.txt; grep "Total Test time" $OUT/ctest-call1.txt)
 echo "ctest at $SECONDS s"
-AB=bench/grids/results/width-2026-12-04/rms_ab.py
+AB=bench/grids/results/latency-2026-12-03/rms_ab.py
 T=kernel_src/tuned_h200.toml
 S=kernel_src
 timeout 120 python3 $AB $T bf16 1x1024,32x1024 table=$S \

@@ -6,7 +6,7 @@
 set -u
 bash scripts/on_device.sh --peers .gl/whl > /dev/null 2>&1
 export KJIT_CACHE_DIR=/tmp/kc PYTHONPATH=$PWD/build-py/python:$PWD/bench TRITON_CACHE_DIR=/tmp/tc
-AB=bench/grids/results/width-2026-12-04/rms_ab.py
+AB=bench/grids/results/latency-2026-12-03/rms_ab.py
 T=kernel_src/tuned_h200.toml
 S=kernel_src
 M=.gl/exp/rms_min

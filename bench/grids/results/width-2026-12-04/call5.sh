@@ -10,7 +10,7 @@ R=bench/grids/results/width-2026-12-04
 T=kernel_src/tuned_h200.toml
 M=.gl/exp/rms_min
 run() { # dtype shapes block
-  timeout 120 python3 $R/rms_ab.py $T $1 $2 table=kernel_src m0=$M@RMS_BLOCK=$3,RMS_MIN=0 \
+  timeout 120 python3 bench/grids/results/latency-2026-12-03/rms_ab.py $T $1 $2 table=kernel_src m0=$M@RMS_BLOCK=$3,RMS_MIN=0 \
     m64=$M@RMS_BLOCK=$3,RMS_MIN=64 m96=$M@RMS_BLOCK=$3,RMS_MIN=96 m112=$M@RMS_BLOCK=$3,RMS_MIN=112 \
     m113=$M@RMS_BLOCK=$3,RMS_MIN=113 m3=$M@RMS_BLOCK=$3,RMS_MIN=3 2>&1
 }

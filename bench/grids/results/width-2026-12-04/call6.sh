@@ -10,7 +10,7 @@ T=kernel_src/tuned_h200.toml
 O=.gl/exp/rms_main
 H=.gl/exp/rms_has
 run() { # dtype shapes narrow-defines
-  timeout 120 python3 $R/rms_ab.py $T $1 $2 main=$O has=$H main_w=$O@$3 has_w=$H@$3 2>&1
+  timeout 120 python3 bench/grids/results/latency-2026-12-03/rms_ab.py $T $1 $2 main=$O has=$H main_w=$O@$3 has_w=$H@$3 2>&1
 }
 { run bf16 1x1024,32x1024 RMS_WIDTH=128,RMS_BLOCK=128,RMS_CACHE=1
   run f32 1x1024,32x1024 RMS_WIDTH=256,RMS_BLOCK=256,RMS_CACHE=1

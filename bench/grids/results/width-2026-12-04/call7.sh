@@ -11,7 +11,7 @@ T=kernel_src/tuned_h200.toml
 (cd build-py && timeout 200 ctest -L gpu -j 8 --output-on-failure > $OUT/ctest-call7-1.txt 2>&1; grep -E "tests passed" $OUT/ctest-call7-1.txt; grep -E "\(Failed\)|Timeout|Not Run" $OUT/ctest-call7-1.txt)
 echo "ctest 1 at $SECONDS s"
 run() { # dtype shapes block cache n
-  timeout 60 python3 $R/rms_ab.py $T $1 $2 table=kernel_src \
+  timeout 60 python3 bench/grids/results/latency-2026-12-03/rms_ab.py $T $1 $2 table=kernel_src \
     fit=kernel_src@RMS_BLOCK=$3,RMS_CACHE=$4,RMS_W_EARLY=1,RMS_N=$5 \
     one=kernel_src@RMS_BLOCK=$3,RMS_CACHE=$4,RMS_W_EARLY=1,RMS_N=$5,RMS_ONE_ROW=1 2>&1
 }
