@@ -233,9 +233,10 @@ TEST_CASE("kjit fresh names stale and new and missing sources of this kjit and o
     const auto user = dir.path() / "user";
     std::filesystem::create_directories(user);
     std::ofstream(user / "saxpy.cu") << "extern \"C\" __global__ void saxpy(float* x) {}\n";
+    std::ofstream(user / "common.cuh") << "#pragma once\n"; // a header's name is anyone's
     r = run_kjit("fresh --src " + user.string());
     CHECK(r.code == 2);
-    CHECK(contains(r.out, "error: kjit fresh: this kjit embeds no copy of any file of " +
+    CHECK(contains(r.out, "error: kjit fresh: this kjit embeds no copy of any kernel of " +
                               user.string() + " (its embedded kernels are kjit's own): name "
                               "the binaries to compare with the sources, --binary APP"));
     CHECK(!contains(r.out, "rebuild"));

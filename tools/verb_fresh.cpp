@@ -56,12 +56,16 @@ int run_fresh(const FreshArgs& args) {
         // would read "new" and every embedded one "missing", a rebuild that never helps.
         const SourceSet& embedded = SourceSet::embedded();
         const bool project = choice.origin == SourceOrigin::project;
-        const bool shared = std::any_of(disk.files().begin(), disk.files().end(),
-                                        [&](const SourceFile& f) { return embedded.find(f.name); });
+        // A copy of kjit's tree holds one of its kernels; a header name (common.cuh) alone is
+        // any project's.
+        const bool shared =
+            std::any_of(disk.files().begin(), disk.files().end(), [&](const SourceFile& f) {
+                return f.name.ends_with(".cu") && embedded.find(f.name);
+            });
         if (project ? !embeds_sources(embedded, choice) : !shared)
             throw ConfigError(
                 "kjit fresh: this kjit embeds no copy of " +
-                (project ? choice.written + "/" : "any file of " + choice.dir.string()) +
+                (project ? choice.written + "/" : "any kernel of " + choice.dir.string()) +
                 " (its embedded kernels are kjit's own): name the binaries to compare with the "
                 "sources, --binary APP" +
                 (project ? " or `binaries` in " + display_path(args.sources.project_file()->file)

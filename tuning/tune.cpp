@@ -30,7 +30,8 @@ TunePlan plan_tune(const TuneRequest& request, const Project* project) {
                     found = true;
                     break;
                 }
-                swept.push_back(spec.contract.name);
+                if (std::find(swept.begin(), swept.end(), spec.contract.name) == swept.end())
+                    swept.push_back(spec.contract.name);
             }
         if (!found)
             throw ConfigError(
