@@ -136,6 +136,14 @@ template <int K> __device__ __forceinline__ float warp_sums(float (&v)[K]) {
     return lane_sum<32 / K>(v[0]);
 }
 
+/// `a` plus the squares of a loaded chunk, in order.
+template <class T> __device__ __forceinline__ float add_squares(float a, const Vec16<T>& v) {
+#pragma unroll
+    for (int i = 0; i < Vec16<T>::kCount; ++i)
+        a = __fmaf_rn(v.get(i), v.get(i), a);
+    return a;
+}
+
 /// `a` plus the squares of chunk c of the row xr, in order: one 16-byte load (vec), else element
 /// by element (the same bits).
 template <class T>
@@ -143,10 +151,7 @@ __device__ __forceinline__ float add_squares(float a, const T* __restrict__ xr, 
                                              bool vec) {
     constexpr int kChunk = Vec16<T>::kCount;
     if (vec) {
-        const Vec16<T> v{reinterpret_cast<const decltype(Vec16<T>::v)*>(xr)[c]};
-#pragma unroll
-        for (int i = 0; i < kChunk; ++i)
-            a = __fmaf_rn(v.get(i), v.get(i), a);
+        a = add_squares(a, Vec16<T>{reinterpret_cast<const decltype(Vec16<T>::v)*>(xr)[c]});
     } else {
         for (int i = c * kChunk; i < min(n, (c + 1) * kChunk); ++i) {
             const float v = to_float(xr[i]);
@@ -177,7 +182,6 @@ template <class T>
 __device__ __forceinline__ void warp_rows_cached(const T* __restrict__ x, const T* __restrict__ w,
                                                  T* __restrict__ y, int row0, int rows, int n,
                                                  int chunks, float eps, int lane) {
-    constexpr int kChunk = Vec16<T>::kCount;
     // Partials a lane can hold: RMS_WIDTH / 32, of which a row of RMS_CACHE chunks per lane
     // fills the first RMS_CACHE; the others are zero and their warp sums 0, so they are left out.
     constexpr int kSlots = RMS_CACHE < RMS_WIDTH / 32 ? RMS_CACHE : RMS_WIDTH / 32;
@@ -205,11 +209,7 @@ __device__ __forceinline__ void warp_rows_cached(const T* __restrict__ x, const 
 #pragma unroll
         for (int k = 0; k < RMS_CACHE; ++k) {
             if (lane + k * 32 < chunks) {
-                float a = acc[k % kSlots];
-#pragma unroll
-                for (int i = 0; i < kChunk; ++i)
-                    a = __fmaf_rn(cache[j][k].get(i), cache[j][k].get(i), a);
-                acc[k % kSlots] = a;
+                acc[k % kSlots] = add_squares(acc[k % kSlots], cache[j][k]);
             }
         }
         inv[j] = inv_rms(warp_row_total(acc, chunks, lane), n, eps);
@@ -332,11 +332,7 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
                     cache[k].v = reinterpret_cast<const V*>(xr)[c];
                     if (RMS_W_EARLY)
                         wcache[RMS_W_EARLY ? k : 0].v = reinterpret_cast<const V*>(w)[c];
-                    float a = acc[k % kSlots];
-#pragma unroll
-                    for (int i = 0; i < kChunk; ++i)
-                        a = __fmaf_rn(cache[k].get(i), cache[k].get(i), a);
-                    acc[k % kSlots] = a;
+                    acc[k % kSlots] = add_squares(acc[k % kSlots], cache[k]);
                 }
             }
         } else if (RMS_WARP_ROWS) {
@@ -431,11 +427,7 @@ __device__ __forceinline__ void rms_norm_one_row(const T* __restrict__ x, const 
         cache[k].v = xr[tid + k * RMS_BLOCK];
         if (RMS_W_EARLY)
             wcache[RMS_W_EARLY ? k : 0].v = wr[tid + k * RMS_BLOCK];
-        float a = acc[k % kSlots];
-#pragma unroll
-        for (int i = 0; i < kChunk; ++i)
-            a = __fmaf_rn(cache[k].get(i), cache[k].get(i), a);
-        acc[k % kSlots] = a;
+        acc[k % kSlots] = add_squares(acc[k % kSlots], cache[k]);
     }
     const float total = block_total<kSlots, live_warps<T, kN>(), live_lanes<T, kN>(), kFull, kFull>(
         acc, kN / kChunk, false, scratch, total_shared, tid & 31, tid >> 5);
