@@ -13,6 +13,18 @@ import tempfile
 import tomllib
 
 kernel, old_src, new_hash = sys.argv[1:4]
+fun = sys.argv[sys.argv.index("--fun") + 1] if "--fun" in sys.argv else None
+
+
+def sass(cubin, name):
+    text = subprocess.run(["cuobjdump", "-sass", "-fun", name, cubin], check=True,
+                          capture_output=True, text=True).stdout
+    lines = [l for l in text.splitlines() if "/*" in l]  # the instructions, not the file's name
+    if not lines:
+        sys.exit(f"restamp.py: no SASS for {name} in {cubin}")
+    return lines
+
+
 path = "kernel_src/tuned_h200.toml"
 text = open(path).read()
 blocks = re.split(r"(?=^\[\[entry\]\]$)", text, flags=re.M)
@@ -29,7 +41,9 @@ for block in blocks:
                 args += ["-D", f"{n}={v}"]
             subprocess.run(args, check=True, capture_output=True)
             cubins.append(f)
-        if filecmp.cmp(*cubins, shallow=False):
+        if filecmp.cmp(*cubins, shallow=False) or (
+                fun and sass(cubins[0], fun.format(dtype=e["dtype"])) ==
+                sass(cubins[1], fun.format(dtype=e["dtype"]))):
             same += 1
             block = re.sub(r'^source = "[0-9a-f]+"$', f'source = "{new_hash}"', block, flags=re.M)
         else:
