@@ -25,7 +25,12 @@ std::vector<SourceGroup> source_groups(const std::vector<std::string>& paths, bo
     for (const auto& p : list) {
         const std::filesystem::path path(p);
         if (std::filesystem::is_directory(path, ec)) {
-            groups.push_back({SourceSet::from_directory(path), {}, path});
+            SourceSet set = SourceSet::from_directory(path);
+            if (set.files().empty()) // an empty or wrong directory would lint clean
+                throw ConfigError("holds no kernel source (.cu, or a header: .cuh, .h, ...): "
+                                  "nothing to lint",
+                                  p);
+            groups.push_back({std::move(set), {}, path});
             continue;
         }
         if (!std::filesystem::exists(path, ec))

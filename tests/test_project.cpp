@@ -319,6 +319,40 @@ TEST_CASE("a broken shape or project file stops every verb at its file:line:col 
     CHECK(contains(r.out, "other/bad.toml:3:10: error: kernel 'w' names source 'nope'"));
 }
 
+TEST_CASE("a kernel directory without kernels and a missing project tuned table fail the audit") {
+    // An empty (or wrong) kernel directory: audit, check and lint had passed over nothing.
+    TempDir dir;
+    write_file(dir.path() / "kjit.toml", "kernels = \"kernels\"\n");
+    fs::create_directories(dir.path() / "kernels");
+    for (const char* verb : {"audit", "check"}) {
+        const Run r = kjit_in(dir.path(), verb);
+        INFO(verb << ": " << r.out);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, "error: kjit audit found no kernel in kjit.toml:1 kernels/: the "
+                              "directory holds no .cu file"));
+    }
+    for (const char* verb : {"lint", "lint kernels"}) {
+        const Run r = kjit_in(dir.path(), verb);
+        INFO(verb << ": " << r.out);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, "kernels: error: holds no kernel source (.cu, or a header: .cuh, "
+                              ".h, ...): nothing to lint"));
+    }
+    // The project's `tuned` naming no file: "0 entries, 0 finding(s)" and exit 0 before.
+    write_project(dir.path());
+    write_file(dir.path() / "kjit.toml", "kernels = \"kernels\"\ntuned = \"tuned.toml\"\n");
+    Run r = kjit_in(dir.path(), "audit");
+    INFO(r.out);
+    CHECK(r.code == 1);
+    CHECK(contains(r.out, "kjit.toml:2:9: error: the tuned table tuned.toml does not exist: kjit "
+                          "tune writes it, or correct `tuned`"));
+    CHECK(contains(r.out, "; tuned: 1 finding(s)"));
+    write_file(dir.path() / "tuned.toml", "");
+    r = kjit_in(dir.path(), "audit");
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "tuned: tuned.toml: 0 entries, 0 finding(s)"));
+}
+
 TEST_CASE("kjit fresh and kjit audit compare the binaries the project file names") {
     TempDir dir;
     write_project(dir.path());

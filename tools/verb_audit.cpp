@@ -29,6 +29,7 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
               const std::vector<std::string>& arch_option, const CacheOptions& cache_options) {
     const SourceChoice& choice = sources.choice();
     const SourceSet set = choice.load();
+    require_kernels(set, choice, "kjit audit");
     // Every shape file is read against the sources, fail closed: one that does not parse, names
     // a kernel the sources lack or a `${}` the shape lacks stops the audit at its file:line:col.
     const std::vector<lint::Injection> injections = lint::shape_injections(shapes.choose(sources), &set);
@@ -39,15 +40,30 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     // production define set too, compiled below; one recorded for another version of its
     // kernel, or with a define the kernel never reads, would go wrong at start-up.
     std::vector<std::filesystem::path> tables;
-    if (const Project* p = sources.project_file(); p && p->tuned)
-        tables.push_back(std::filesystem::weakly_canonical(p->tuned->path));
+    std::vector<std::string> tuned_lines;
+    std::size_t tuned_findings = 0;
+    if (const Project* p = sources.project_file(); p && p->tuned) {
+        // kjit tune creates the project's table; until then an audit that passed would say the
+        // tuned entries were checked. (A shape file's missing table stops ShapeFile::load.)
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(p->tuned->path, ec)) {
+            tables.push_back(std::filesystem::weakly_canonical(p->tuned->path));
+        } else {
+            const SourceLocation& at = p->tuned->where;
+            tuned_lines.push_back(
+                Diagnostic{at.path, at.line, at.column, Severity::error,
+                           "the tuned table " + p->tuned->text +
+                               " does not exist: kjit tune writes it, or correct `tuned`",
+                           ""}
+                    .format());
+            ++tuned_findings;
+        }
+    }
     for (const auto& f : shapes.choose(sources))
         if (const ShapeFile sf = ShapeFile::load(f); sf.tuned)
             tables.push_back(std::filesystem::weakly_canonical(sf.tuned->file));
     std::sort(tables.begin(), tables.end());
     tables.erase(std::unique(tables.begin(), tables.end()), tables.end());
-    std::vector<std::string> tuned_lines;
-    std::size_t tuned_findings = 0;
     for (const auto& path : tables) {
         const TunedTable table = TunedTable::load(display_path(path));
         std::vector<Diagnostic> found = stale_tuned_entries(table, set);
@@ -157,7 +173,7 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     }
     std::printf("audit: %zu compiled, %zu failed; lint: %zu finding(s); fresh: %s%s\n",
                 summary.compiled, summary.failed, summary.findings, freshness_name(summary.fresh),
-                tables.empty()
+                tables.empty() && tuned_findings == 0
                     ? ""
                     : ("; tuned: " + std::to_string(summary.stale_tuned) + " finding(s)").c_str());
     return summary.passed() ? kOk : kFindings;

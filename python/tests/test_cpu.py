@@ -369,15 +369,31 @@ class Tune(unittest.TestCase):
         self.assertIn("width", str(c.exception))
 
     def test_the_table_and_the_sweep_default_to_the_project_files(self):
-        with self.assertRaises(kjit.ConfigError) as c:  # kjit's kjit.toml names no `tuned`
-            kjit.tune("rms_norm", ["rows=1,n=4096"], sweep=self.SWEEP, table=None)
-        self.assertIn("needs a tuned table", str(c.exception))
-        self.assertFalse(os.path.exists("None"))
-        # No sweep file given: the project's sweep file of rms_norm is found (the lookup comes
-        # first and fails otherwise, as below), the table still missing.
-        with self.assertRaises(kjit.ConfigError) as c:
-            kjit.tune("rms_norm", ["rows=1,n=4096"])
-        self.assertIn("needs a tuned table", str(c.exception))
+        here, src = os.getcwd(), os.path.join(ROOT, "kernel_src")
+        with tempfile.TemporaryDirectory() as d:
+            project = os.path.join(d, "kjit.toml")
+            with open(project, "w") as f:
+                f.write(f'kernels = "{src}"\nsweep_files = ["{src}/rms_norm.sweep.toml"]\n')
+            os.chdir(d)
+            try:
+                # A project file that names no `tuned`: the table is asked for. No sweep file
+                # given: the project's sweep file of rms_norm is found (the lookup comes first
+                # and fails otherwise, as below), the table still missing.
+                for sweep in (self.SWEEP, None):
+                    with self.assertRaises(kjit.ConfigError) as c:
+                        kjit.tune("rms_norm", ["rows=1,n=4096"], sweep=sweep, table=None)
+                    self.assertIn("needs a tuned table", str(c.exception))
+                self.assertFalse(os.path.exists("None"))
+                if not kjit.device_available()[0]:
+                    # With `tuned` the tune takes that table, and without a GPU stops before
+                    # writing it.
+                    with open(project, "a") as f:
+                        f.write('tuned = "t.toml"\n')
+                    with self.assertRaises(kjit.NoDeviceError):
+                        kjit.tune("rms_norm", ["rows=1,n=4096"], sweep=self.SWEEP)
+                    self.assertFalse(os.path.exists("t.toml"))
+            finally:
+                os.chdir(here)
         with self.assertRaises(kjit.ConfigError) as c:  # no sweep file of this kernel anywhere
             kjit.tune("no_such_kernel", ["n=1"], table="t.toml")
         self.assertIn("needs a sweep file of no_such_kernel", str(c.exception))
