@@ -2,6 +2,9 @@
 
 #include "core/error.hpp"
 #include "jit/compile_options.hpp"
+#include "jit/define_use.hpp"
+#include "jit/shape_file.hpp"
+#include "jit/sources.hpp"
 #include "kernels/plan.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/shape.hpp"
@@ -363,6 +366,23 @@ std::string contract_text(const KernelContract& c) {
         os << "\ndigest " << s;
     os << '\n';
     return os.str();
+}
+
+std::vector<Diagnostic> unread_contract_defines(const KernelContract& contract,
+                                                const SourceSet& sources) {
+    const SourceFile* kernel = sources.find(contract.source_name() + ".cu");
+    if (!kernel)
+        return {};
+    KernelSpec spec;
+    spec.name = contract.name + " (contract)";
+    for (const auto& [name, _] : contract.defines)
+        if (const auto at = contract.where.find("define " + name); at != contract.where.end())
+            spec.define_sources[name] = {at->second, at->second};
+    std::vector<Diagnostic> out =
+        unread_define_diagnostics(sources, *kernel, spec, contract.defines, Severity::error);
+    for (Diagnostic& d : out)
+        d.rule = "KJ002";
+    return out;
 }
 
 } // namespace kjit

@@ -10,6 +10,8 @@
 
 namespace kjit {
 
+class SourceSet;
+
 /// Defines by name, as injected into a compile.
 using Defines = std::map<std::string, std::string>;
 
@@ -115,7 +117,8 @@ struct KernelContract {
     std::vector<std::string> digest_shapes; ///< `kjit digest record` without --shapes
     /// Where each expression is written, for a contract read from a file (empty in code): by
     /// what the planner calls it, "step 1 grid[0]", "step 1 smem", "argument x count", "bytes";
-    /// "step 1 entry" and "step 1" (its arguments) for what a dry run checks.
+    /// "step 1 entry" and "step 1" (its arguments) for what a dry run checks; "define NAME" for
+    /// each of [defines].
     std::map<std::string, SourceLocation> where;
 
     /// The kernel source's name: `source`, or `name` when that is empty.
@@ -155,6 +158,13 @@ namespace detail {
 /// The structural part of validate_contract: names, roles, types, steps (no expressions).
 void check_contract_structure(const KernelContract& contract);
 } // namespace detail
+
+/// The contract's [defines] that its kernel source (in `sources`) and the files it includes
+/// never read, as errors at each define's key in the contract file (unread_define_diagnostics,
+/// rule KJ002): every case, sweep variant and reference would inject it for nothing, most often
+/// a misspelt knob. Nothing when `sources` lacks the kernel.
+std::vector<Diagnostic> unread_contract_defines(const KernelContract& contract,
+                                                const SourceSet& sources);
 
 /// `defines` with the contract's reference defines over them: what `kjit check` compares a
 /// case with when the contract has no float64 reference.

@@ -345,8 +345,11 @@ KernelContract read_contract(const TomlDocument& doc) {
     c.shape_keys = root.required("shape", "the contract file").strings("shape");
     const auto dtypes = root.get("dtypes");
     c.dtypes = dtypes ? dtype_list(*dtypes) : std::vector{DType::f32};
-    if (const auto n = root.get("defines"))
+    if (const auto n = root.get("defines")) {
         c.defines = defines_table(*n, "defines");
+        for (const TomlEntry& e : n->table("defines").entries())
+            c.where["define " + e.key] = e.key_where;
+    }
     if (const auto n = root.get("launch_params"))
         for (const TomlEntry& e : n->table("launch_params").entries())
             c.launch_params.push_back(

@@ -14,6 +14,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -203,6 +204,32 @@ TEST_CASE("kjit reads the contracts its project file names") {
     const Run twice = run_kjit_in(dir.path(), "bench splitk_gemv");
     CHECK(twice.code == 2);
     CHECK(contains(twice.out, "kjit.toml:6:44: error: contract splitk_gemv is registered twice"));
+}
+
+TEST_CASE("a contract define its kernel never reads is reported at the contract's line") {
+    TempDir dir;
+    copy_example(dir.path());
+    std::string text = test::read_file(dir.path() / "contracts/row_softmax.toml");
+    const std::size_t at = text.find("SOFTMAX_BLOCK = 512\n");
+    REQUIRE(at != std::string::npos);
+    text.insert(at, "SOFTMAX_BLCOK = 256\n");
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+    test::write_file(dir.path() / "contracts/row_softmax.toml", text);
+    const std::string where = "contracts/row_softmax.toml:" + std::to_string(line) + ":1: error: ";
+    const std::string what = "define SOFTMAX_BLCOK is never read by kernels/row_softmax.cu or "
+                             "the files it includes; did you mean SOFTMAX_BLOCK?";
+    // The audit (and check, which runs it) as a finding; a sweep of the kernel before it
+    // compiles anything (it blamed the sweep file, with no line, before).
+    for (const char* verb : {"audit", "check"}) {
+        const Run r = run_kjit_in(dir.path(), verb);
+        INFO(verb << ": " << r.out);
+        CHECK(r.code == 1);
+        CHECK(contains(r.out, where + "kernel 'row_softmax (contract)': " + what + " [KJ002]"));
+    }
+    const Run r = run_kjit_in(dir.path(), "sweep sweeps/row_softmax.sweep.toml --dry-run");
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, where + "kernel 'row_softmax (contract)': " + what));
 }
 
 TEST_CASE("a project's contracts are the ones kjit check launches and without a GPU it says so") {

@@ -4,6 +4,7 @@
 #include "jit/define_use.hpp"
 #include "jit/shape_file.hpp"
 #include "jit/tuned_table.hpp"
+#include "kernels/registry.hpp"
 #include "lint/injections.hpp"
 #include "lint/lint.hpp"
 #include "lint/report.hpp"
@@ -117,6 +118,20 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     std::fflush(stdout);
     AuditSummary summary;
     summary.findings = report.findings.size();
+    // The contracts kjit check and the sweeps run on these sources (the project's when it names
+    // any, else the registered ones whose kernel the sources hold): a [defines] entry the kernel
+    // never reads is injected into every case and variant for nothing.
+    const std::vector<std::string>& own = sources.register_contracts();
+    std::size_t contract_findings = 0;
+    for (const KernelContract* c : kernel_contracts())
+        if (own.empty() || std::find(own.begin(), own.end(), c->name) != own.end())
+            for (const Diagnostic& d : unread_contract_defines(*c, set)) {
+                std::printf("%s\n", d.format().c_str());
+                ++contract_findings;
+            }
+    if (contract_findings)
+        std::printf("contracts: %zu finding(s)\n", contract_findings);
+    summary.findings += contract_findings;
     // The project's binaries when it names them, else this kjit's own copies when it embeds them.
     const std::vector<FreshBinary> binaries = fresh_binaries(sources, {});
     std::optional<std::string> skip =

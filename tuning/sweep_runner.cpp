@@ -54,6 +54,12 @@ void check_defines_read(const SweepSpec& spec, const SourceSet& sources) {
         throw ConfigError("define " + first->second.name + " is never read by " + kernel.path +
                               " or the files it includes" + did_you_mean(first->second.nearest),
                           spec.file, first->first.first, first->first.second);
+    // The contract's [defines] go into every variant too: at the contract file's line.
+    if (const std::vector<Diagnostic> unread = unread_contract_defines(spec.contract, sources);
+        !unread.empty())
+        throw ConfigError(unread.front().message,
+                          SourceLocation{unread.front().path, unread.front().line,
+                                         unread.front().column});
 }
 
 /// A dry run's launch check: every launch of every compiled variant against its entry point's
