@@ -345,7 +345,7 @@ TEST_CASE("a kernel directory without kernels and a missing project tuned table 
     INFO(r.out);
     CHECK(r.code == 1);
     CHECK(contains(r.out, "kjit.toml:2:9: error: the tuned table tuned.toml does not exist: kjit "
-                          "tune writes it, or correct `tuned`"));
+                          "tune writes it (an empty file is an empty table), or correct `tuned`"));
     CHECK(contains(r.out, "; tuned: 1 finding(s)"));
     write_file(dir.path() / "tuned.toml", "");
     r = kjit_in(dir.path(), "audit");

@@ -54,7 +54,8 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
             tuned_lines.push_back(
                 Diagnostic{at.path, at.line, at.column, Severity::error,
                            "the tuned table " + p->tuned->text +
-                               " does not exist: kjit tune writes it, or correct `tuned`",
+                               " does not exist: kjit tune writes it (an empty file is an "
+                               "empty table), or correct `tuned`",
                            ""}
                     .format());
             ++tuned_findings;
