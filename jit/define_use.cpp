@@ -126,6 +126,19 @@ std::vector<Diagnostic> unread_define_diagnostics(const SourceSet& sources,
     return out;
 }
 
+void refuse_unread_diagnostics(const std::vector<Diagnostic>& found, bool allow) {
+    if (found.empty())
+        return;
+    if (!allow) {
+        const Diagnostic& d = found.front();
+        throw ConfigError(d.message, d.path, d.line, d.column);
+    }
+    for (Diagnostic d : found) {
+        d.severity = Severity::warning;
+        warn(d);
+    }
+}
+
 void refuse_unread_define(const UnreadDefine& unread, const std::string& what,
                           const std::string& readers) {
     const std::string message = "define " + unread.name + " (" + what + ") is never read by " +

@@ -31,6 +31,11 @@ std::vector<Diagnostic> unread_define_diagnostics(const SourceSet& sources,
                                                   const std::map<std::string, std::string>& defines,
                                                   Severity severity);
 
+/// The refusal of `found` (unread_define_diagnostics of severity error): a ConfigError at the
+/// first one's place; with `allow` (KJIT_ALLOW_UNREAD_DEFINES: a define only a toolkit header
+/// reads) a warning for each instead.
+void refuse_unread_diagnostics(const std::vector<Diagnostic>& found, bool allow);
+
 /// A define given directly (`what` says where from, e.g. "-D") that `readers` never read: a
 /// ConfigError naming it and the nearest macro they do name; with KJIT_ALLOW_UNREAD_DEFINES (a
 /// define only a toolkit header reads) a warning instead.

@@ -87,12 +87,12 @@ void require_sources_on_disk(const SourceChoice& sources, std::string_view verb)
                       " with kernels = \"DIR\", or pass --src DIR)");
 }
 
-void require_kernels(const SourceSet& set, const SourceChoice& sources, std::string_view verb) {
+void require_kernels(const SourceSet& set, const SourceChoice& sources) {
     if (!set.kernels().empty())
         return;
-    throw ConfigError(std::string(verb) + " found no kernel in " + sources.text +
-                      ": the directory holds no .cu file, so there is nothing to check (is it "
-                      "the directory that holds the kernels?)");
+    throw ConfigError("no kernel in " + sources.text +
+                      ": the directory holds no .cu file, so there is nothing to audit or check "
+                      "(is it the directory that holds the kernels?)");
 }
 
 SourceChoice default_sources() {

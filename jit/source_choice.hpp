@@ -56,10 +56,10 @@ std::optional<std::string> audit_freshness_skip(const SourceChoice& sources,
 /// embedded kernels are never a user's).
 void require_sources_on_disk(const SourceChoice& sources, std::string_view verb);
 
-/// ConfigError when `set`, the sources `sources` chose, holds no kernel (no `.cu` file): `verb`
-/// ("kjit audit") would pass having looked at nothing, as over a `kernels` that names the wrong
-/// directory.
-void require_kernels(const SourceSet& set, const SourceChoice& sources, std::string_view verb);
+/// ConfigError when `set`, the sources `sources` chose, holds no kernel (no `.cu` file): an
+/// audit (or check) would pass having looked at nothing, as over a `kernels` that names the
+/// wrong directory.
+void require_kernels(const SourceSet& set, const SourceChoice& sources);
 
 /// choose_sources() with no flag, the process flags and the project file found from the
 /// working directory: what an Engine built without a SourceProvider reads.

@@ -378,11 +378,7 @@ std::vector<Diagnostic> unread_contract_defines(const KernelContract& contract,
     for (const auto& [name, _] : contract.defines)
         if (const auto at = contract.where.find("define " + name); at != contract.where.end())
             spec.define_sources[name] = {at->second, at->second};
-    std::vector<Diagnostic> out =
-        unread_define_diagnostics(sources, *kernel, spec, contract.defines, Severity::error);
-    for (Diagnostic& d : out)
-        d.rule = "KJ002";
-    return out;
+    return unread_define_diagnostics(sources, *kernel, spec, contract.defines, Severity::error);
 }
 
 } // namespace kjit

@@ -160,9 +160,9 @@ void check_contract_structure(const KernelContract& contract);
 } // namespace detail
 
 /// The contract's [defines] that its kernel source (in `sources`) and the files it includes
-/// never read, as errors at each define's key in the contract file (unread_define_diagnostics,
-/// rule KJ002): every case, sweep variant and reference would inject it for nothing, most often
-/// a misspelt knob. Nothing when `sources` lacks the kernel.
+/// never read, as errors at each define's key in the contract file (unread_define_diagnostics;
+/// no place for a contract written in code): every case, sweep variant and reference would
+/// inject it for nothing, most often a misspelt knob. Nothing when `sources` lacks the kernel.
 std::vector<Diagnostic> unread_contract_defines(const KernelContract& contract,
                                                 const SourceSet& sources);
 

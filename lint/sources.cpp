@@ -27,9 +27,7 @@ std::vector<SourceGroup> source_groups(const std::vector<std::string>& paths, bo
         if (std::filesystem::is_directory(path, ec)) {
             SourceSet set = SourceSet::from_directory(path);
             if (set.files().empty()) // an empty or wrong directory would lint clean
-                throw ConfigError("holds no kernel source (.cu, or a header: .cuh, .h, ...): "
-                                  "nothing to lint",
-                                  p);
+                throw ConfigError("holds no kernel source (.cu, or a header: .cuh, .h, ...)", p);
             groups.push_back({std::move(set), {}, path});
             continue;
         }

@@ -53,18 +53,9 @@ CacheSettings with_flags(CacheSettings s, const ResolvedFlags& flags) {
 void Engine::check_defines_read(const SourceSet& sources, const std::string& source,
                                 const KernelSpec& spec,
                                 const std::map<std::string, std::string>& defines) const {
-    const bool warn_only = flags_.get_bool(kFlagAllowUnreadDefines);
-    const auto found =
-        unread_define_diagnostics(sources, sources.kernel(source), spec, defines,
-                                  warn_only ? Severity::warning : Severity::error);
-    if (found.empty())
-        return;
-    if (!warn_only) {
-        const Diagnostic& d = found.front();
-        throw ConfigError(d.message, d.path, d.line, d.column);
-    }
-    for (const Diagnostic& d : found)
-        warn(d);
+    refuse_unread_diagnostics(
+        unread_define_diagnostics(sources, sources.kernel(source), spec, defines, Severity::error),
+        flags_.get_bool(kFlagAllowUnreadDefines));
 }
 
 std::string Engine::apply_tuned(const SourceSet& sources, const std::string& source,

@@ -30,7 +30,7 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
               const std::vector<std::string>& arch_option, const CacheOptions& cache_options) {
     const SourceChoice& choice = sources.choice();
     const SourceSet set = choice.load();
-    require_kernels(set, choice, "kjit audit");
+    require_kernels(set, choice);
     // Every shape file is read against the sources, fail closed: one that does not parse, names
     // a kernel the sources lack or a `${}` the shape lacks stops the audit at its file:line:col.
     const std::vector<lint::Injection> injections = lint::shape_injections(shapes.choose(sources), &set);
@@ -54,8 +54,10 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
             tuned_lines.push_back(
                 Diagnostic{at.path, at.line, at.column, Severity::error,
                            "the tuned table " + p->tuned->text +
-                               " does not exist: kjit tune writes it (an empty file is an "
-                               "empty table), or correct `tuned`",
+                               (std::filesystem::exists(p->tuned->path, ec)
+                                    ? " is not a file: correct `tuned`"
+                                    : " does not exist: kjit tune writes it (an empty file is "
+                                      "an empty table), or correct `tuned`"),
                            ""}
                     .format());
             ++tuned_findings;
@@ -119,20 +121,16 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     std::fflush(stdout);
     AuditSummary summary;
     summary.findings = report.findings.size();
-    // The contracts kjit check and the sweeps run on these sources (the project's when it names
-    // any, else the registered ones whose kernel the sources hold): a [defines] entry the kernel
-    // never reads is injected into every case and variant for nothing.
-    const std::vector<std::string>& own = sources.register_contracts();
-    std::size_t contract_findings = 0;
-    for (const KernelContract* c : kernel_contracts())
-        if (own.empty() || std::find(own.begin(), own.end(), c->name) != own.end())
-            for (const Diagnostic& d : unread_contract_defines(*c, set)) {
-                std::printf("%s\n", d.format().c_str());
-                ++contract_findings;
-            }
-    if (contract_findings)
-        std::printf("contracts: %zu finding(s)\n", contract_findings);
-    summary.findings += contract_findings;
+    // The project's contract files: a [defines] entry the kernel never reads is injected into
+    // every case and sweep variant for nothing (with KJIT_ALLOW_UNREAD_DEFINES, as at a compile,
+    // a warning that does not fail the audit).
+    const bool allow = process_flags().get_bool(kFlagAllowUnreadDefines);
+    for (const std::string& name : sources.register_contracts())
+        for (Diagnostic d : unread_contract_defines(kernel_contract(name), set)) {
+            d.severity = allow ? Severity::warning : Severity::error;
+            std::printf("%s\n", d.format().c_str());
+            summary.contract_findings += allow ? 0 : 1;
+        }
     // The project's binaries when it names them, else this kjit's own copies when it embeds them.
     const std::vector<FreshBinary> binaries = fresh_binaries(sources, {});
     std::optional<std::string> skip =
@@ -187,8 +185,13 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
             std::cerr << "  " << e.what() << '\n';
         }
     }
-    std::printf("audit: %zu compiled, %zu failed; lint: %zu finding(s); fresh: %s%s\n",
+    std::printf("audit: %zu compiled, %zu failed; lint: %zu finding(s); fresh: %s%s%s\n",
                 summary.compiled, summary.failed, summary.findings, freshness_name(summary.fresh),
+                summary.contract_findings == 0
+                    ? ""
+                    : ("; contracts: " + std::to_string(summary.contract_findings) +
+                       " finding(s)")
+                          .c_str(),
                 tables.empty() && tuned_findings == 0
                     ? ""
                     : ("; tuned: " + std::to_string(summary.stale_tuned) + " finding(s)").c_str());

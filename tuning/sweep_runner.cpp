@@ -1,5 +1,6 @@
 #include "tuning/sweep_runner.hpp"
 
+#include "core/flags.hpp"
 #include "core/names.hpp"
 #include "jit/cache_key.hpp"
 #include "jit/define_use.hpp"
@@ -54,12 +55,18 @@ void check_defines_read(const SweepSpec& spec, const SourceSet& sources) {
         throw ConfigError("define " + first->second.name + " is never read by " + kernel.path +
                               " or the files it includes" + did_you_mean(first->second.nearest),
                           spec.file, first->first.first, first->first.second);
-    // The contract's [defines] go into every variant too: at the contract file's line.
-    if (const std::vector<Diagnostic> unread = unread_contract_defines(spec.contract, sources);
-        !unread.empty())
-        throw ConfigError(unread.front().message,
-                          SourceLocation{unread.front().path, unread.front().line,
-                                         unread.front().column});
+    // The contract's [defines] go into every variant too: refused at the contract file's line
+    // (a contract written in code, such as kjit's rms_norm over a kernel of that name: at the
+    // sweep file's `kernel`).
+    std::vector<Diagnostic> unread = unread_contract_defines(spec.contract, sources);
+    for (Diagnostic& d : unread)
+        if (d.path.empty()) {
+            const auto [line, col] = spec.positions.at("kernel");
+            d.path = spec.file;
+            d.line = line;
+            d.column = col;
+        }
+    refuse_unread_diagnostics(unread, process_flags().get_bool(kFlagAllowUnreadDefines));
 }
 
 /// A dry run's launch check: every launch of every compiled variant against its entry point's
