@@ -9,9 +9,11 @@
 // numerics. RMS_BLOCK and RMS_WARP_ROWS (the threads of a row) only decide which thread holds
 // which partials, and the 16-byte loads only how a chunk is read: every block width, both row
 // groups and both load paths give the same bits, and so do RMS_N (without fast-math options,
-// which approximate the division by the width) and RMS_ONE_ROW. Another RMS_WIDTH regroups the
-// sum of a row of more chunks than the narrower width has partials, and changes the bits; a row
-// of at most that many chunks puts chunk c in partial c at either width and keeps them.
+// which approximate the division by the width), RMS_ONE_ROW, RMS_CACHE, RMS_UNROLL and RMS_HINT
+// (which rows stay in registers, how many loads are in flight, L2 hints). Another RMS_WIDTH
+// regroups the sum of a row of more chunks than the narrower width has partials, and changes the
+// bits; a row of at most that many chunks puts chunk c in partial c at either width and keeps
+// them.
 #include "common.cuh"
 #include "pdl.cuh"
 
@@ -23,7 +25,21 @@
 #endif
 #ifndef RMS_CACHE
 #define RMS_CACHE 8 // 16-byte chunks per thread kept in registers between the two passes: rows
-                    // up to RMS_CACHE chunks per thread of the row are read from memory once
+                    // up to RMS_CACHE chunks per thread of the row are read from memory once;
+                    // 0: no row is kept, each is read twice (the second time mostly from L2)
+#endif
+
+#ifndef RMS_UNROLL
+#define RMS_UNROLL 0 // k >= 1: a block's row that is not kept in registers is summed in groups
+                     // of k chunks per thread (rounded up to a multiple of the partials per
+                     // thread), every load of a group issued before the group is summed: the
+                     // loads in flight of a kept row without its registers. 0: chunk by chunk.
+#endif
+
+#ifndef RMS_HINT
+#define RMS_HINT 0 // 1 (with RMS_UNROLL): that row's first read asks L2 to keep its lines
+                   // (evict_last) for the second, which lets them go (evict_first); the weight
+                   // is read evict_last
 #endif
 
 #ifndef RMS_WARP_ROWS
@@ -59,6 +75,9 @@ static_assert(RMS_N >= 0, "RMS_N: a row width, or 0 for any");
 static_assert(RMS_WARP_ROWS || RMS_WIDTH % RMS_BLOCK == 0, "RMS_BLOCK must divide RMS_WIDTH");
 static_assert(RMS_BLOCK % 32 == 0, "RMS_BLOCK: whole warps (the sums shuffle over full warps)");
 static_assert(RMS_WIDTH % 32 == 0 && RMS_WIDTH <= 1024, "RMS_WIDTH: a multiple of 32, <= 1024");
+static_assert(RMS_CACHE >= 0 && RMS_UNROLL >= 0, "RMS_CACHE, RMS_UNROLL: counts, 0 for none");
+static_assert(RMS_CACHE > 0 || !RMS_WARP_ROWS, "RMS_WARP_ROWS keeps its rows: RMS_CACHE >= 1");
+static_assert(!RMS_HINT || RMS_UNROLL > 0, "RMS_HINT hints the reads of RMS_UNROLL's path");
 
 /// A row's scale, 1 / sqrt(total / n + eps), from its sum of squares: exact division and square
 /// root, each step rounded once (__fadd_rn keeps a power-of-two width's division, which the
@@ -135,6 +154,33 @@ template <int K> __device__ __forceinline__ float warp_sums(float (&v)[K]) {
     }
     return lane_sum<32 / K>(v[0]);
 }
+
+/// A 16-byte load; with RMS_HINT under an L2 eviction policy, evict_last (kKeep) or evict_first.
+template <bool kKeep, class V> __device__ __forceinline__ V load_hinted(const V* p) {
+    if constexpr (RMS_HINT != 0) {
+        unsigned long long policy;
+        uint4 r;
+        if constexpr (kKeep) {
+            asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+            asm("ld.global.nc.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                : "l"(p), "l"(policy));
+        } else {
+            asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+            asm("ld.global.nc.L1::evict_first.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                : "l"(p), "l"(policy));
+        }
+        V v;
+        memcpy(&v, &r, sizeof v);
+        return v;
+    } else {
+        return *p;
+    }
+}
+
+/// u rounded up to a multiple of slots (u, slots >= 1).
+__device__ constexpr int group_of(int u, int slots) { return (u + slots - 1) / slots * slots; }
 
 /// `a` plus the squares of a loaded chunk, in order.
 template <class T> __device__ __forceinline__ float add_squares(float a, const Vec16<T>& v) {
@@ -319,10 +365,11 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
             acc[s] = 0.0f;
         // A block's row that fits RMS_CACHE chunks per thread stays in registers for the apply
         // pass (a warp's, in warp_rows_cached).
-        const bool cached = !RMS_WARP_ROWS && vec && chunks <= RMS_CACHE * kThreads;
+        const bool cached =
+            RMS_CACHE > 0 && !RMS_WARP_ROWS && vec && chunks <= RMS_CACHE * kThreads;
         float total = 0.0f;
         using V = decltype(Vec16<T>::v);
-        Vec16<T> cache[RMS_CACHE];
+        Vec16<T> cache[RMS_CACHE > 0 ? RMS_CACHE : 1];
         Vec16<T> wcache[RMS_W_EARLY ? RMS_CACHE : 1];
         if (cached) {
 #pragma unroll
@@ -345,6 +392,24 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
                         acc[s] = add_squares(acc[s], xr, base + 32 * s, n, vec);
             }
             total = warp_row_total(acc, chunks, lane);
+        } else if (RMS_UNROLL > 0 && vec) {
+            // Chunk tid + k * kThreads adds into slot k mod kSlots, as below; a group holds a
+            // multiple of kSlots chunks per thread, so chunk j of a group goes to slot
+            // j mod kSlots. Chunks past the row load as zeros, whose squares leave a partial as
+            // it is (a partial is never -0).
+            constexpr int kGroup = group_of(RMS_UNROLL > 0 ? RMS_UNROLL : 1, kSlots);
+            const V* xv = reinterpret_cast<const V*>(xr);
+            for (int c0 = tid; c0 < chunks; c0 += kGroup * kThreads) {
+                Vec16<T> v[kGroup];
+#pragma unroll
+                for (int j = 0; j < kGroup; ++j) {
+                    const int c = c0 + j * kThreads;
+                    v[j].v = c < chunks ? load_hinted<true>(xv + c) : V{};
+                }
+#pragma unroll
+                for (int j = 0; j < kGroup; ++j)
+                    acc[j % kSlots] = add_squares(acc[j % kSlots], v[j]);
+            }
         } else {
             int slot = 0;
             for (int c = tid; c < chunks; c += kThreads) {
@@ -380,8 +445,8 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
             }
         } else if (vec) {
             for (int c = tid; c < chunks; c += kThreads) {
-                const Vec16<T> xv{reinterpret_cast<const V*>(xr)[c]};
-                const Vec16<T> wv{reinterpret_cast<const V*>(w)[c]};
+                const Vec16<T> xv{load_hinted<false>(reinterpret_cast<const V*>(xr) + c)};
+                const Vec16<T> wv{load_hinted<true>(reinterpret_cast<const V*>(w) + c)};
                 reinterpret_cast<V*>(yr)[c] = Vec16<T>::scaled(xv, inv, wv).v;
             }
         } else {

@@ -441,6 +441,20 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
         CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_CACHE", "4"}, {"RMS_N", width}, {"RMS_ONE_ROW", "1"},
                    {"RMS_W_EARLY", "1"}},
                   false) == base);
+        // No row kept in registers (RMS_CACHE 0): each read twice, chunk by chunk or in groups
+        // of 2 - 8 chunks per thread (RMS_UNROLL; 3 rounds up to 4, a multiple of the partials
+        // per thread at 256 and 512 threads), with L2 hints; misaligned rows go element by
+        // element; at 1024 threads, rows of more than 2 chunks per thread.
+        const Defines uncached{{"RMS_BLOCK", "256"}, {"RMS_CACHE", "0"}, {"RMS_UNROLL", "8"},
+                               {"RMS_HINT", "1"}};
+        CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_CACHE", "0"}}, false) == base);
+        CHECK(run(uncached, false) == base);
+        CHECK(run(uncached, true) == base);
+        CHECK(run(uncached, false, {{"ROWS_PER_LAUNCH", 7}}) == base);
+        CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_CACHE", "0"}, {"RMS_UNROLL", "3"}}, false) == base);
+        CHECK(run({{"RMS_BLOCK", "512"}, {"RMS_CACHE", "0"}, {"RMS_UNROLL", "3"}, {"RMS_HINT", "1"}},
+                  false) == base);
+        CHECK(run({{"RMS_BLOCK", "1024"}, {"RMS_CACHE", "2"}, {"RMS_UNROLL", "2"}}, false) == base);
         // NaN and inf in x: the paired bf16 conversion of the 16-byte stores keeps the bits of
         // from_float, which the misaligned path's element stores use.
         const auto special = run({{"RMS_BLOCK", "256"}}, false, {}, true);
@@ -451,6 +465,7 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
                   true) == special);
         CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_N", width}}, false, {}, true) == special);
         CHECK(run(one_row, false, {}, true) == special);
+        CHECK(run(uncached, false, {}, true) == special);
         // A narrower reduction regroups the sum, the same way in both forms. In fp32 that moves
         // bits; bf16 inputs square to 16 significant bits, and their sums are often exact in any
         // grouping (and rows of 250 chunks and fewer sum the same partials either way).
@@ -464,6 +479,9 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
                   false) == narrow);
         CHECK(run({{"RMS_BLOCK", "128"}, {"RMS_WIDTH", "512"}, {"RMS_N", width}}, false) ==
               narrow);
+        CHECK(run({{"RMS_BLOCK", "128"}, {"RMS_WIDTH", "512"}, {"RMS_CACHE", "0"},
+                   {"RMS_UNROLL", "2"}},
+                  false) == narrow);
         // Up to 14 chunks per thread over 4 partials: a partial sums chunks k, k + 4, ...
         CHECK(run({{"RMS_BLOCK", "128"}, {"RMS_WIDTH", "512"}, {"RMS_CACHE", "16"},
                    {"RMS_N", width}, {"RMS_ONE_ROW", "1"}},
