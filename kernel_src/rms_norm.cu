@@ -8,7 +8,7 @@
 // summed by a fixed butterfly tree. RMS_WIDTH is the reduction's width and part of the
 // numerics. RMS_BLOCK and RMS_WARP_ROWS (the threads of a row) only decide which thread holds
 // which partials, and the 16-byte loads only how a chunk is read: every block width, both row
-// groups and both load paths give the same bits, and so do RMS_N (without fast-math options,
+// groups and every load path give the same bits, and so do RMS_N (without fast-math options,
 // which approximate the division by the width), RMS_ONE_ROW, RMS_CACHE, RMS_UNROLL and RMS_HINT
 // (which rows stay in registers, how many loads are in flight, L2 hints). Another RMS_WIDTH
 // regroups the sum of a row of more chunks than the narrower width has partials, and changes the
@@ -32,8 +32,9 @@
 #ifndef RMS_UNROLL
 #define RMS_UNROLL 0 // k >= 1: a block's row that is not kept in registers is summed in groups
                      // of k chunks per thread (rounded up to a multiple of the partials per
-                     // thread), every load of a group issued before the group is summed: the
-                     // loads in flight of a kept row without its registers. 0: chunk by chunk.
+                     // thread) whose loads do not wait for each other's sums, so several are in
+                     // flight at once (how many, ptxas decides within its register budget).
+                     // 0: chunk by chunk. Warp rows read theirs their own way.
 #endif
 
 #ifndef RMS_HINT
@@ -77,7 +78,10 @@ static_assert(RMS_BLOCK % 32 == 0, "RMS_BLOCK: whole warps (the sums shuffle ove
 static_assert(RMS_WIDTH % 32 == 0 && RMS_WIDTH <= 1024, "RMS_WIDTH: a multiple of 32, <= 1024");
 static_assert(RMS_CACHE >= 0 && RMS_UNROLL >= 0, "RMS_CACHE, RMS_UNROLL: counts, 0 for none");
 static_assert(RMS_CACHE > 0 || !RMS_WARP_ROWS, "RMS_WARP_ROWS keeps its rows: RMS_CACHE >= 1");
-static_assert(!RMS_HINT || RMS_UNROLL > 0, "RMS_HINT hints the reads of RMS_UNROLL's path");
+static_assert(RMS_HINT == 0 || (RMS_HINT == 1 && RMS_UNROLL > 0),
+              "RMS_HINT: 0, or 1 with RMS_UNROLL (it hints the reads of that path)");
+static_assert(!RMS_WARP_ROWS || (!RMS_UNROLL && !RMS_HINT),
+              "RMS_UNROLL and RMS_HINT are the block form's: warp rows read their own way");
 
 /// A row's scale, 1 / sqrt(total / n + eps), from its sum of squares: exact division and square
 /// root, each step rounded once (__fadd_rn keeps a power-of-two width's division, which the
@@ -156,7 +160,11 @@ template <int K> __device__ __forceinline__ float warp_sums(float (&v)[K]) {
 }
 
 /// A 16-byte load; with RMS_HINT under an L2 eviction policy, evict_last (kKeep) or evict_first.
+/// Before sm_80, which lacks the policies, a plain load. Not volatile: a volatile load made NVVM
+/// drop the read-only path (ld.global.nc) from the kernel's other loads and rescheduled the
+/// hinted loops; in every tuned define set the SASS issues PDL's wait (ACQBULK) before any load.
 template <bool kKeep, class V> __device__ __forceinline__ V load_hinted(const V* p) {
+#if __CUDA_ARCH__ >= 800
     if constexpr (RMS_HINT != 0) {
         unsigned long long policy;
         uint4 r;
@@ -174,9 +182,9 @@ template <bool kKeep, class V> __device__ __forceinline__ V load_hinted(const V*
         V v;
         memcpy(&v, &r, sizeof v);
         return v;
-    } else {
-        return *p;
     }
+#endif
+    return *p;
 }
 
 /// u rounded up to a multiple of slots (u, slots >= 1).
@@ -370,7 +378,7 @@ __device__ __forceinline__ void rms_norm_rows(const T* __restrict__ x, const T* 
         float total = 0.0f;
         using V = decltype(Vec16<T>::v);
         Vec16<T> cache[RMS_CACHE > 0 ? RMS_CACHE : 1];
-        Vec16<T> wcache[RMS_W_EARLY ? RMS_CACHE : 1];
+        Vec16<T> wcache[RMS_W_EARLY && RMS_CACHE > 0 ? RMS_CACHE : 1];
         if (cached) {
 #pragma unroll
             for (int k = 0; k < RMS_CACHE; ++k) {
