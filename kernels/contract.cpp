@@ -368,17 +368,50 @@ std::string contract_text(const KernelContract& c) {
     return os.str();
 }
 
-std::vector<Diagnostic> unread_contract_defines(const KernelContract& contract,
-                                                const SourceSet& sources) {
+namespace {
+
+/// unread_define_diagnostics for `defines` of the contract, placed by its `where` entries
+/// `prefix + name`, as the kernel "label".
+std::vector<Diagnostic> unread_placed(const KernelContract& contract, const SourceSet& sources,
+                                      const std::string& label,
+                                      const std::map<std::string, std::string>& defines,
+                                      const std::string& prefix) {
     const SourceFile* kernel = sources.find(contract.source_name() + ".cu");
-    if (!kernel)
+    if (!kernel || defines.empty())
         return {};
     KernelSpec spec;
-    spec.name = contract.name + " (contract)";
-    for (const auto& [name, _] : contract.defines)
-        if (const auto at = contract.where.find("define " + name); at != contract.where.end())
+    spec.name = label;
+    for (const auto& [name, _] : defines)
+        if (const auto at = contract.where.find(prefix + name); at != contract.where.end())
             spec.define_sources[name] = {at->second, at->second};
-    return unread_define_diagnostics(sources, *kernel, spec, contract.defines, Severity::error);
+    return unread_define_diagnostics(sources, *kernel, spec, defines, Severity::error);
+}
+
+} // namespace
+
+std::vector<Diagnostic> unread_contract_defines(const KernelContract& contract,
+                                                const SourceSet& sources) {
+    return unread_placed(contract, sources, contract.name + " (contract)", contract.defines,
+                         "define ");
+}
+
+std::vector<Diagnostic> unread_check_defines(const KernelContract& contract,
+                                             const SourceSet& sources) {
+    std::vector<Diagnostic> out;
+    for (std::size_t k = 0; k < contract.check_shapes.size(); ++k) {
+        std::map<std::string, std::string> defines;
+        for (const std::string& d : contract.check_shapes[k].defines) {
+            const std::size_t eq = d.find('=');
+            if (!contract.defines.contains(d.substr(0, eq)))
+                defines[d.substr(0, eq)] = eq == std::string::npos ? "" : d.substr(eq + 1);
+        }
+        const std::string case_name = "[[check]] " + std::to_string(k + 1);
+        for (Diagnostic& d : unread_placed(contract, sources,
+                                           contract.name + " (" + case_name + ")", defines,
+                                           case_name + " define "))
+            out.push_back(std::move(d));
+    }
+    return out;
 }
 
 } // namespace kjit

@@ -166,6 +166,13 @@ void check_contract_structure(const KernelContract& contract);
 std::vector<Diagnostic> unread_contract_defines(const KernelContract& contract,
                                                 const SourceSet& sources);
 
+/// The defines of its `[[check]]` cases that the kernel never reads, each at its key in the
+/// contract file (its name "C ([[check]] k)" for the contract C's k-th case), the same way; a
+/// name the contract's [defines] has is left to unread_contract_defines. A case's define reaches
+/// only that case's compile, so kjit check and the audit report these; sweeps do not.
+std::vector<Diagnostic> unread_check_defines(const KernelContract& contract,
+                                             const SourceSet& sources);
+
 /// `defines` with the contract's reference defines over them: what `kjit check` compares a
 /// case with when the contract has no float64 reference.
 Defines with_reference_defines(const KernelContract& contract, Defines defines);

@@ -438,6 +438,9 @@ KernelContract read_contract(const TomlDocument& doc) {
                 defines = defines_table(*d, "defines");
                 for (const auto& [k, v] : defines)
                     cs.defines.push_back(k + "=" + v);
+                for (const TomlEntry& e : d->table("defines").entries())
+                    c.where["[[check]] " + std::to_string(c.check_shapes.size() + 1) +
+                            " define " + e.key] = e.key_where;
             }
             const TomlNode shape = t.required("shape", "[[check]]");
             for (DType d : cs.dtypes.empty() ? c.dtypes : cs.dtypes) {

@@ -242,6 +242,46 @@ TEST_CASE("a contract define its kernel never reads is reported at the contract'
     CHECK(contains(r.out, "warning: kernel 'row_softmax (contract)': " + what));
 }
 
+TEST_CASE("a check case's define its kernel never reads is reported at the case's line") {
+    TempDir dir;
+    copy_example(dir.path());
+    std::string text = test::read_file(dir.path() / "contracts/row_softmax.toml");
+    const std::string before = "defines = { SOFTMAX_BLOCK = 128 }";
+    const std::size_t at = text.find(before);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, before.size(), "defines = { SOFTMAX_BLOCK = 128, SOFTMAX_BLOKC = 64 }");
+    test::write_file(dir.path() / "contracts/row_softmax.toml", text);
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+    const std::string where = "contracts/row_softmax.toml:" + std::to_string(line) + ":34: ";
+    const std::string what = "kernel 'row_softmax ([[check]] 2)': define SOFTMAX_BLOKC is never "
+                             "read by kernels/row_softmax.cu or the files it includes; did you "
+                             "mean SOFTMAX_BLOCK?";
+    // The audit, and check, which runs it, name the case's line (check's case still fails to
+    // compile, as before); the define reaches no sweep, which runs as before.
+    for (const char* verb : {"audit", "check"}) {
+        const Run r = run_kjit_in(dir.path(), verb);
+        INFO(verb << ": " << r.out);
+        CHECK(r.code == 1);
+        CHECK(contains(r.out, where + "error: " + what));
+        CHECK(contains(r.out, "; contracts: 1 finding(s)"));
+    }
+    Run r = run_kjit_in(dir.path(), "sweep sweeps/row_softmax.sweep.toml --dry-run");
+    CHECK(r.code == 0);
+    r = run_kjit_in(dir.path(), "audit", "KJIT_ALLOW_UNREAD_DEFINES=1");
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, where + "warning: " + what));
+    // A case's define that the contract's [defines] also has is reported there, once.
+    text = test::read_file(dir.path() / "contracts/row_softmax.toml");
+    text.insert(text.find("SOFTMAX_BLOCK = 512\n"), "SOFTMAX_BLOKC = 32\n");
+    test::write_file(dir.path() / "contracts/row_softmax.toml", text);
+    r = run_kjit_in(dir.path(), "audit");
+    INFO(r.out);
+    CHECK(r.code == 1);
+    CHECK(contains(r.out, "kernel 'row_softmax (contract)': define SOFTMAX_BLOKC"));
+    CHECK_FALSE(contains(r.out, "[[check]] 2"));
+    CHECK(contains(r.out, "; contracts: 1 finding(s)"));
+}
+
 TEST_CASE("a project's contracts are the ones kjit check launches and without a GPU it says so") {
     TempDir dir;
     copy_example(dir.path());

@@ -122,15 +122,20 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     AuditSummary summary;
     summary.findings = report.findings.size();
     // The project's contract files: a [defines] entry the kernel never reads is injected into
-    // every case and sweep variant for nothing (with KJIT_ALLOW_UNREAD_DEFINES, as at a compile,
-    // a warning that does not fail the audit).
+    // every case and sweep variant for nothing, a [[check]] case's into that case (with
+    // KJIT_ALLOW_UNREAD_DEFINES, as at a compile, a warning that does not fail the audit).
     const bool allow = process_flags().get_bool(kFlagAllowUnreadDefines);
-    for (const std::string& name : sources.register_contracts())
-        for (Diagnostic d : unread_contract_defines(kernel_contract(name), set)) {
+    for (const std::string& name : sources.register_contracts()) {
+        const KernelContract& contract = kernel_contract(name);
+        std::vector<Diagnostic> found = unread_contract_defines(contract, set);
+        for (Diagnostic& d : unread_check_defines(contract, set))
+            found.push_back(std::move(d));
+        for (Diagnostic& d : found) {
             d.severity = allow ? Severity::warning : Severity::error;
             std::printf("%s\n", d.format().c_str());
             summary.contract_findings += allow ? 0 : 1;
         }
+    }
     // The project's binaries when it names them, else this kjit's own copies when it embeds them.
     const std::vector<FreshBinary> binaries = fresh_binaries(sources, {});
     std::optional<std::string> skip =
