@@ -47,7 +47,7 @@ struct AuditSummary {
     /// Tuned-table findings: an entry recorded for another source, naming a kernel the
     /// sources lack, or injecting a define its kernel never reads.
     std::size_t stale_tuned = 0;
-    /// The project's contract files' [defines] entries their kernel never reads.
+    /// The project's contract files' [defines] and [[check]] defines their kernel never reads.
     std::size_t contract_findings = 0;
     [[nodiscard]] bool passed() const {
         return failed == 0 && findings == 0 && fresh != AuditFreshness::stale &&

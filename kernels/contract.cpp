@@ -399,12 +399,8 @@ std::vector<Diagnostic> unread_check_defines(const KernelContract& contract,
                                              const SourceSet& sources) {
     std::vector<Diagnostic> out;
     for (std::size_t k = 0; k < contract.check_shapes.size(); ++k) {
-        std::map<std::string, std::string> defines;
-        for (const std::string& d : contract.check_shapes[k].defines) {
-            const std::size_t eq = d.find('=');
-            if (!contract.defines.contains(d.substr(0, eq)))
-                defines[d.substr(0, eq)] = eq == std::string::npos ? "" : d.substr(eq + 1);
-        }
+        Defines defines = merge_defines({}, contract.check_shapes[k].defines);
+        std::erase_if(defines, [&](const auto& d) { return contract.defines.contains(d.first); });
         const std::string case_name = "[[check]] " + std::to_string(k + 1);
         for (Diagnostic& d : unread_placed(contract, sources,
                                            contract.name + " (" + case_name + ")", defines,
