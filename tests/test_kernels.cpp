@@ -455,6 +455,12 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
         CHECK(run({{"RMS_BLOCK", "512"}, {"RMS_CACHE", "0"}, {"RMS_UNROLL", "3"}, {"RMS_HINT", "1"}},
                   false) == base);
         CHECK(run({{"RMS_BLOCK", "1024"}, {"RMS_CACHE", "2"}, {"RMS_UNROLL", "2"}}, false) == base);
+        // 64 threads (4 partials each), and the width compiled in, aligned or not.
+        CHECK(run({{"RMS_BLOCK", "64"}, {"RMS_CACHE", "0"}, {"RMS_UNROLL", "4"}}, false) == base);
+        CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_CACHE", "0"}, {"RMS_UNROLL", "4"}, {"RMS_HINT", "1"},
+                   {"RMS_N", width}},
+                  false) == base);
+        CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_CACHE", "0"}, {"RMS_N", width}}, true) == base);
         // NaN and inf in x: the paired bf16 conversion of the 16-byte stores keeps the bits of
         // from_float, which the misaligned path's element stores use.
         const auto special = run({{"RMS_BLOCK", "256"}}, false, {}, true);
@@ -487,8 +493,11 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
                    {"RMS_N", width}, {"RMS_ONE_ROW", "1"}},
                   false) == narrow);
         // Three virtual warps (RMS_WIDTH 96): a compiled-in width sums them over four lanes.
-        CHECK(run({{"RMS_BLOCK", "32"}, {"RMS_WIDTH", "96"}, {"RMS_N", width}}, false) ==
-              run({{"RMS_BLOCK", "32"}, {"RMS_WIDTH", "96"}}, false));
+        // No row kept, summed in groups of 2 rounded up to 3 (3 partials per thread).
+        const auto width96 = run({{"RMS_BLOCK", "32"}, {"RMS_WIDTH", "96"}}, false);
+        CHECK(run({{"RMS_BLOCK", "32"}, {"RMS_WIDTH", "96"}, {"RMS_N", width}}, false) == width96);
+        CHECK(run({{"RMS_BLOCK", "32"}, {"RMS_WIDTH", "96"}, {"RMS_CACHE", "0"}, {"RMS_UNROLL", "2"}},
+                  false) == width96);
         if (d == DType::f32 && std::string_view(shape) == "rows=64,n=7168")
             CHECK(narrow != base);
     }
