@@ -102,7 +102,7 @@ class KjitSource:
         b, c, t = x.shape
         tile, block, segs = int(d["CONV_TILE"]), int(d["CONV_BLOCK"]), int(d["CONV_SEGS"])
         segs = segs or (4 if dtype == "bf16" else 1) # 0: the source's rule by element size
-        warps = b * c * (-(-(-(-t // (32 * tile))) // segs))
+        warps = -(-(b * c * -(-t // (32 * tile))) // segs)
         grid = -(-(warps * 32) // block)
         return lambda: fn(grid, block, x, w, bias, None, y, None, b, c, t)
 

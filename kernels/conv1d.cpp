@@ -59,10 +59,11 @@ KernelContract conv1d_contract() {
     c.preconditions = {{"t <= 2147483647 - 32 * CONV_TILE",
                         "t={t} is past the kernel's 32-bit step indices: at most 2147483647 - 32 * "
                         "CONV_TILE with CONV_TILE={CONV_TILE}"}};
-    // One warp per S segments of 32 * CONV_TILE time steps of one (batch, channel) row: S is
-    // CONV_SEGS, or for 0 the source's rule by element size (4 for bf16, 1 for fp32).
+    // One warp per S consecutive segments of 32 * CONV_TILE time steps, the rows' segments
+    // taken row after row: S is CONV_SEGS, or for 0 the source's rule by element size (4 for
+    // bf16, 1 for fp32).
     c.pipeline = {launch_step({{DType::f32, "conv1d_f32"}, {DType::bf16, "conv1d_bf16"}},
-                              {"ceil_div(b * c * ceil_div(ceil_div(t, 32 * CONV_TILE), "
+                              {"ceil_div(ceil_div(b * c * ceil_div(t, 32 * CONV_TILE), "
                                "CONV_SEGS > 0 ? CONV_SEGS : (dtype_size == 2 ? 4 : 1)) * 32, "
                                "CONV_BLOCK)"},
                               {"CONV_BLOCK"})};

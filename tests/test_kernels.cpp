@@ -136,7 +136,9 @@ TEST_CASE("conv1d matches the float64 reference in fp32 and bf16 on both load pa
 }
 
 TEST_CASE("conv1d is bit-identical across tiles and blocks and segments per warp") {
-    // Launch geometry only: rows of many segments, a partial last one, aligned and unaligned.
+    // Launch geometry only: rows of many segments, a partial last one, aligned and unaligned;
+    // rows of one whole segment (32 x 16 steps) or less, which a warp of several segments walks
+    // across.
     KJIT_REQUIRE_DEVICE();
     Fixture f;
     KJIT_TEST_RANDOM_SEED(seed);
@@ -148,7 +150,8 @@ TEST_CASE("conv1d is bit-identical across tiles and blocks and segments per warp
         {{"CONV_TILE", "16"}, {"CONV_BLOCK", "32"}, {"CONV_SEGS", "3"}},
         {{"CONV_TILE", "16"}, {"CONV_BLOCK", "64"}, {"CONV_SEGS", "0"}}}; // 0: by element size
     for (DType d : {DType::f32, DType::bf16})
-        for (const char* shape : {"b=2,c=3,t=5000", "b=2,c=3,t=4999", "b=1,c=2,t=2"}) {
+        for (const char* shape : {"b=2,c=3,t=5000", "b=2,c=3,t=4999", "b=1,c=2,t=2",
+                                  "b=3,c=7,t=512", "b=2,c=9,t=64", "b=2,c=9,t=61"}) {
             std::vector<HostBuffer> first;
             for (const Defines& v : variants) {
                 INFO(dtype_name(d) << " " << shape << " " << defines_text(v));
