@@ -10,8 +10,9 @@
 // fp32 or 8 bf16), so a round is one coalesced load of the warp's 32 chunks and one store. The
 // three steps before a chunk come from the lane before it (a shuffle), from the previous round's
 // last lane (across segments too), or, at the warp's first step in a row, from memory (the
-// carry-in state before t = 0). While a warp computes a segment, the next one's loads are in
-// flight, in its row or the next. The sum is one fixed chain of fused multiply-adds, the same
+// carry-in state before t = 0). Where a warp has more segments and the rows are whole aligned
+// chunks (T a multiple of E), the next one's loads, in its row or the next, are in flight while
+// it computes one. The sum is one fixed chain of fused multiply-adds, the same
 // for every tile, block, segment count and load path.
 //
 // conv1d_update_*: one decode step, in place. A token x [B, C] enters the rolling state
@@ -178,10 +179,11 @@ conv1d_segments(const T* __restrict__ x, const T* __restrict__ w, const T* __res
             seg = static_cast<int>(g - row * segments);
             c = static_cast<int>(row % channels);
         }
-        // The next segment's loads are issued before this one is computed, so a warp keeps a
-        // segment's bytes in flight while it computes (registers of their own: a load into
-        // registers still in use would wait for them), the next row's first segment at a row's
-        // end.
+        // With whole aligned chunks (vec) and kSegs > 1, the next segment's loads are issued
+        // before this one is computed, so a warp keeps a segment's bytes in flight while it
+        // computes (registers of their own: a load into registers still in use would wait for
+        // them), the next row's first segment at a row's end. Otherwise each segment is read
+        // when it is computed.
         V raw[kRounds];
         // A warp of one segment loads through the read-only path; with more, the plain loads
         // keep fewer registers (bf16: 64 against 72) and ran 3 - 4 % faster.
