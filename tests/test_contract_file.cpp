@@ -67,13 +67,27 @@ void register_example_contracts() {
     (void)once;
 }
 
-/// `path` with the first `from` replaced by `to` (which must be there).
-void edit(const std::filesystem::path& path, const std::string& from, const std::string& to) {
+/// `path` with the first `from` replaced by `to` (which must be there); the 1-based line where
+/// it stood.
+int edit(const std::filesystem::path& path, const std::string& from, const std::string& to) {
     std::string text = test::read_file(path);
     const auto at = text.find(from);
     REQUIRE(at != std::string::npos);
     text.replace(at, from.size(), to);
     test::write_file(path, text);
+    return 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+}
+
+/// `kjit audit` and `kjit check` (which runs the audit) in `dir` both fail on `finding`, counted
+/// as one contract finding.
+void check_contract_finding(const std::filesystem::path& dir, const std::string& finding) {
+    for (const char* verb : {"audit", "check"}) {
+        const Run r = run_kjit_in(dir, verb);
+        INFO(verb << ": " << r.out);
+        CHECK(r.code == 1);
+        CHECK(contains(r.out, finding));
+        CHECK(contains(r.out, "; contracts: 1 finding(s)"));
+    }
 }
 
 } // namespace
@@ -209,24 +223,14 @@ TEST_CASE("kjit reads the contracts its project file names") {
 TEST_CASE("a contract define its kernel never reads is reported at the contract's line") {
     TempDir dir;
     copy_example(dir.path());
-    std::string text = test::read_file(dir.path() / "contracts/row_softmax.toml");
-    const std::size_t at = text.find("SOFTMAX_BLOCK = 512\n");
-    REQUIRE(at != std::string::npos);
-    text.insert(at, "SOFTMAX_BLCOK = 256\n");
-    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
-    test::write_file(dir.path() / "contracts/row_softmax.toml", text);
+    const int line = edit(dir.path() / "contracts/row_softmax.toml", "SOFTMAX_BLOCK = 512\n",
+                          "SOFTMAX_BLCOK = 256\nSOFTMAX_BLOCK = 512\n");
     const std::string where = "contracts/row_softmax.toml:" + std::to_string(line) + ":1: error: ";
     const std::string what = "define SOFTMAX_BLCOK is never read by kernels/row_softmax.cu or "
                              "the files it includes; did you mean SOFTMAX_BLOCK?";
     // The audit (and check, which runs it) as a finding; a sweep of the kernel before it
     // compiles anything (it blamed the sweep file, with no line, before).
-    for (const char* verb : {"audit", "check"}) {
-        const Run r = run_kjit_in(dir.path(), verb);
-        INFO(verb << ": " << r.out);
-        CHECK(r.code == 1);
-        CHECK(contains(r.out, where + "kernel 'row_softmax (contract)': " + what));
-        CHECK(contains(r.out, "; contracts: 1 finding(s)"));
-    }
+    check_contract_finding(dir.path(), where + "kernel 'row_softmax (contract)': " + what);
     const std::string sweep = "sweep sweeps/row_softmax.sweep.toml --dry-run";
     Run r = run_kjit_in(dir.path(), sweep);
     INFO(r.out);
@@ -245,35 +249,23 @@ TEST_CASE("a contract define its kernel never reads is reported at the contract'
 TEST_CASE("a check case's define its kernel never reads is reported at the case's line") {
     TempDir dir;
     copy_example(dir.path());
-    std::string text = test::read_file(dir.path() / "contracts/row_softmax.toml");
-    const std::string before = "defines = { SOFTMAX_BLOCK = 128 }";
-    const std::size_t at = text.find(before);
-    REQUIRE(at != std::string::npos);
-    text.replace(at, before.size(), "defines = { SOFTMAX_BLOCK = 128, SOFTMAX_BLOKC = 64 }");
-    test::write_file(dir.path() / "contracts/row_softmax.toml", text);
-    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+    const std::filesystem::path contract = dir.path() / "contracts/row_softmax.toml";
+    const int line = edit(contract, "defines = { SOFTMAX_BLOCK = 128 }",
+                          "defines = { SOFTMAX_BLOCK = 128, SOFTMAX_BLOKC = 64 }");
     const std::string where = "contracts/row_softmax.toml:" + std::to_string(line) + ":34: ";
     const std::string what = "kernel 'row_softmax ([[check]] 2)': define SOFTMAX_BLOKC is never "
                              "read by kernels/row_softmax.cu or the files it includes; did you "
                              "mean SOFTMAX_BLOCK?";
     // The audit, and check, which runs it, name the case's line (check's case still fails to
     // compile, as before); the define reaches no sweep, which runs as before.
-    for (const char* verb : {"audit", "check"}) {
-        const Run r = run_kjit_in(dir.path(), verb);
-        INFO(verb << ": " << r.out);
-        CHECK(r.code == 1);
-        CHECK(contains(r.out, where + "error: " + what));
-        CHECK(contains(r.out, "; contracts: 1 finding(s)"));
-    }
+    check_contract_finding(dir.path(), where + "error: " + what);
     Run r = run_kjit_in(dir.path(), "sweep sweeps/row_softmax.sweep.toml --dry-run");
     CHECK(r.code == 0);
     r = run_kjit_in(dir.path(), "audit", "KJIT_ALLOW_UNREAD_DEFINES=1");
     CHECK(r.code == 0);
     CHECK(contains(r.out, where + "warning: " + what));
     // A case's define that the contract's [defines] also has is reported there, once.
-    text = test::read_file(dir.path() / "contracts/row_softmax.toml");
-    text.insert(text.find("SOFTMAX_BLOCK = 512\n"), "SOFTMAX_BLOKC = 32\n");
-    test::write_file(dir.path() / "contracts/row_softmax.toml", text);
+    edit(contract, "SOFTMAX_BLOCK = 512\n", "SOFTMAX_BLOKC = 32\nSOFTMAX_BLOCK = 512\n");
     r = run_kjit_in(dir.path(), "audit");
     INFO(r.out);
     CHECK(r.code == 1);
