@@ -18,6 +18,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 using namespace kjit;
@@ -464,6 +465,21 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
                    {"RMS_N", width}},
                   false) == base);
         CHECK(run({{"RMS_BLOCK", "256"}, {"RMS_CACHE", "0"}, {"RMS_N", width}}, true) == base);
+        // A reduction exactly as wide as a row of 896 chunks (bf16 rows of 7168), which blocks of
+        // 7 and 14 warps split evenly: a row of at most 896 chunks keeps chunk c in partial c,
+        // as at 1024, so the bits stay; kept in registers, or read twice in groups with the L2
+        // hints, aligned or not.
+        if ((std::stoi(width) * es + 15) / 16 <= 896) {
+            CHECK(run({{"RMS_WIDTH", "896"}, {"RMS_BLOCK", "224"}, {"RMS_CACHE", "4"}}, false) ==
+                  base);
+            const Defines uncached896{{"RMS_WIDTH", "896"}, {"RMS_BLOCK", "448"},
+                                      {"RMS_CACHE", "0"}, {"RMS_UNROLL", "2"}, {"RMS_HINT", "1"}};
+            CHECK(run(uncached896, false) == base);
+            CHECK(run(uncached896, true) == base);
+            CHECK(run({{"RMS_WIDTH", "896"}, {"RMS_BLOCK", "224"}, {"RMS_CACHE", "0"},
+                       {"RMS_UNROLL", "4"}, {"RMS_HINT", "1"}},
+                      false) == base);
+        }
         // NaN and inf in x: the paired bf16 conversion of the 16-byte stores keeps the bits of
         // from_float, which the misaligned path's element stores use.
         const auto special = run({{"RMS_BLOCK", "256"}}, false, {}, true);

@@ -3,7 +3,7 @@ against the first source in A B B A pairs, 1 and 32 calls per graph (L2 flushed 
 ratio = t(first) / t(arm) (> 1: the arm is faster), output bytes compared with the first's; and
 Liger against the first source the same way (ratio = t(Liger) / t(first)). Usage (project root):
   python3 rms_ab.py TABLE DTYPE ROWSxN,... NAME=SRC[@DEF=V,...] ...  (the first is the reference;
-  DEF=V pairs override the table's define set for that arm)"""
+  DEF=V pairs override the table's define set for that arm; V = n: the shape's row width)"""
 import os
 import statistics
 import sys
@@ -31,7 +31,8 @@ for rows, n in shapes:
     outs, calls_ = [], []
     for label, eng, over in arms:
         y = torch.zeros_like(x)
-        f = KjitSource(eng, "rms_norm", dict(d, **over)).rms_norm_launcher(dname, x, w, y, 1e-6)
+        arm = dict(d, **{k: str(n) if v == "n" else v for k, v in over.items()})
+        f = KjitSource(eng, "rms_norm", arm).rms_norm_launcher(dname, x, w, y, 1e-6)
         f()
         torch.cuda.synchronize()
         outs.append(y.clone())
