@@ -3,7 +3,8 @@ against the first source in A B B A pairs, 1 and 32 calls per graph (L2 flushed 
 ratio = t(first) / t(arm) (> 1: the arm is faster), output bytes compared with the first's; and
 Liger against the first source the same way (ratio = t(Liger) / t(first)). Usage (project root):
   python3 rms_ab.py TABLE DTYPE ROWSxN,... NAME=SRC[@DEF=V,...] ...  (the first is the reference;
-  DEF=V pairs override the table's define set for that arm; V = n: the shape's row width)"""
+  DEF=V pairs override the table's define set for that arm; V = n: the shape's row width;
+  TABLE=PATH takes the arm's define set from another tuned table)"""
 import os
 import statistics
 import sys
@@ -28,16 +29,21 @@ for rows, n in shapes:
     w = torch.randn(n, device="cuda", dtype=DTYPES[dname])
     d = tuned((dname, rows, n))
     liger = rms_norm_peers(n, 1e-6)["liger"]
-    outs, calls_ = [], []
+    outs, calls_, sets = [], [], []
     for label, eng, over in arms:
         y = torch.zeros_like(x)
-        arm = dict(d, **{k: str(n) if v == "n" else v for k, v in over.items()})
+        base = d
+        if "TABLE" in over:
+            base = tuned_defines(over["TABLE"], "rms_norm", "rms_norm", ("rows", "n"))((dname, rows, n))
+        arm = dict(base, **{k: str(n) if v == "n" else v for k, v in over.items() if k != "TABLE"})
         f = KjitSource(eng, "rms_norm", arm).rms_norm_launcher(dname, x, w, y, 1e-6)
+        if arm != d:
+            sets.append(f"  {label}: {arm}")
         f()
         torch.cuda.synchronize()
         outs.append(y.clone())
         calls_.append((label, f))
-    print(f"{dname} rows={rows} n={n} {d}", flush=True)
+    print(f"{dname} rows={rows} n={n} {d}", *sets, sep="\n", flush=True)
     for calls in (1, 32):
         ref = graphed(calls_[0][1], calls=calls)
         line = f"  {calls:2}/graph"
