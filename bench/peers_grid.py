@@ -97,41 +97,41 @@ class KjitSource:
             self.prepared[key] = name
         return self.engine.function(self.prepared[key], entry), d
 
+    def launch(self, contract, shape, dtype, values, **extra):
+        """A call of `contract`'s main launch at `shape` with this source's define set (and
+        `extra` over it): the entry point, grid and block kjit.plan gives (the contract's, as
+        every verb launches; a case the kernel cannot run is a kjit.ConfigError), its parameters
+        taken by name from `values` over the plan's scalars."""
+        d = dict(self.defines, **extra)
+        plan = kjit.plan(contract, shape, dtype, d)
+        step = next(s for s in plan["steps"] if s["kind"] == "launch" and s["main"])
+        fn, _ = self.function(step["entry"], **extra)
+        grid, block = step["grid"], step["block"]
+        args = [dict(plan["scalars"], **values)[p] for p in step["params"]]
+        return lambda: fn(grid, block, *args)
+
     def launcher(self, dtype, silu, x, w, bias, y):
-        fn, d = self.function(f"conv1d_{dtype}", CONV_SILU=str(int(silu)))
         b, c, t = x.shape
-        tile, block, segs = int(d["CONV_TILE"]), int(d["CONV_BLOCK"]), int(d["CONV_SEGS"])
-        segs = segs or (4 if dtype == "bf16" else 1) # 0: the source's rule by element size
-        warps = -(-(b * c * -(-t // (32 * tile))) // segs)
-        grid = -(-(warps * 32) // block)
-        return lambda: fn(grid, block, x, w, bias, None, y, None, b, c, t)
+        return self.launch("conv1d", {"b": b, "c": c, "t": t}, dtype,
+                           {"x": x, "w": w, "bias": bias, "state_in": None, "y": y,
+                            "state_out": None}, CONV_SILU=str(int(silu)))
 
     def update_launcher(self, dtype, silu, x, w, bias, state, y):
-        fn, d = self.function(f"conv1d_update_{dtype}", CONV_SILU=str(int(silu)))
         b, c = x.shape
-        block = int(d["CONV_BLOCK"])
-        grid = -(-(b * c) // block)
-        return lambda: fn(grid, block, x, w, bias, state, y, b, c)
+        return self.launch("conv1d_update", {"b": b, "c": c}, dtype,
+                           {"x": x, "w": w, "bias": bias, "state": state, "y": y},
+                           CONV_SILU=str(int(silu)))
 
     def rms_norm_launcher(self, dtype, x, w, y, eps):
-        fn, d = self.function(f"rms_norm_{dtype}")
         rows, n = x.shape
-        block = int(d["RMS_BLOCK"])
-        per_block = block // 32 * int(d.get("RMS_WARP_ROWS", "0")) or 1  # rows per block
-        return lambda: fn(-(-rows // per_block), block, x, w, y, rows, n, eps)
+        return self.launch("rms_norm", {"rows": rows, "n": n}, dtype,
+                           {"x": x, "w": w, "y": y, "eps": eps})
 
     def delta_rule_launcher(self, q, k, v, g, beta, state, o, scale):
-        fn, d = self.function("delta_rule_decode")
-        bh, dk = q.shape
-        dv = v.shape[1]
-        bv, ksplit, vec = int(d["DR_BV"]), int(d["DR_KSPLIT"]), int(d["DR_VEC"])
-        # The contract's precondition, which a direct launch skips: the kernel stages dk keys
-        # in DR_MAX_DK slots of shared memory and gives each thread dk / DR_KSPLIT rows.
-        if dk > int(d["DR_MAX_DK"]) or dk % ksplit:
-            raise ValueError(f"delta_rule: dk={dk} must be a multiple of DR_KSPLIT={ksplit} "
-                             f"and at most DR_MAX_DK={d['DR_MAX_DK']}")
-        grid, block = (-(-dv // bv), bh), (bv // vec, ksplit)
-        return lambda: fn(grid, block, q, k, v, g, beta, state, o, dk, dv, scale)
+        bh, dk = q.shape  # batch x heads, flat: the contract counts b * h heads
+        return self.launch("delta_rule", {"b": bh, "h": 1, "dk": dk, "dv": v.shape[1]}, None,
+                           {"q": q, "k": k, "v": v, "g": g, "beta": beta, "state": state,
+                            "o": o, "scale": scale})
 
 
 def tuned_defines(path, source, kernel, keys):

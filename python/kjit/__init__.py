@@ -2,9 +2,10 @@
 
     import kjit
     engine = kjit.Engine()                       # device 0 when there is one, else compile-only
-    engine.prepare("kernel_src/model.toml")      # or engine.prepare(kernels, shape={...})
+    row = engine.prepare("kernel_src/model.toml")[0]  # or engine.prepare(kernels, shape={...})
     fn = engine.function("rms_norm", "rms_norm_f32")
-    fn(rows, 256, x, w, y, rows, n, 1e-6)        # torch tensors or CuPy arrays, their stream
+    step = kjit.plan("rms_norm", {"rows": rows, "n": n}, "f32", row["defines"])["steps"][0]
+    fn(step["grid"], step["block"], x, w, y, rows, n, 1e-6)  # torch or CuPy arrays, their stream
 
 Every function calls kjit's C++ library (the extension module kjit._kjit); errors are the C++
 ones: kjit.Error and its subclasses ConfigError (file:line:col of the bad input), FlagError,
@@ -13,6 +14,7 @@ NotFoundError, CompileError, NvrtcError, LaunchError, CudaError and NoDeviceErro
 from ._kjit import (CompileError, ConfigError, CudaError, Error, FlagError, Function,
                     LaunchError, NoDeviceError, NotFoundError, NvrtcError, compile,
                     device_available, lint, nvrtc_version, supported_archs)
+from ._kjit import plan as _plan
 from ._kjit import Engine as _Engine
 from ._kjit import _sig_json, _sweep_json
 from ._kjit import tune as _tune
@@ -20,8 +22,8 @@ from ._kjit import tune as _tune
 import json as _json
 import os as _os
 
-__all__ = ["Engine", "Function", "compile", "device_available", "lint", "sig", "sweep", "tune",
-           "nvrtc_version",
+__all__ = ["Engine", "Function", "compile", "device_available", "lint", "plan", "sig", "sweep",
+           "tune", "nvrtc_version",
            "supported_archs", "Error", "ConfigError", "FlagError", "NotFoundError",
            "CompileError", "NvrtcError", "LaunchError", "CudaError", "NoDeviceError"]
 __version__ = "0.1.0"
@@ -83,6 +85,23 @@ class Engine:
         when an argument is a CuPy array, else torch's current stream when a torch that can use
         CUDA is imported, else CuPy's, else the legacy default stream."""
         return self._engine.function(name, entry)
+
+
+def plan(contract, shape, dtype=None, defines=None, launch=None):
+    """The launches of `contract` (a registered contract, or one of the project file's contract
+    files) at `shape` ({"rows": 8192, "n": 7168}), in `dtype` (default: the contract's first),
+    with `defines` over the contract's defaults (a dict, or a prepare() row's "defines" string:
+    the define set the kernel was compiled with) and `launch` over its launch parameters'
+    defaults: what every verb launches for that case, no GPU needed. A dict: steps (each a
+    launch with entry, grid, block, smem, params by argument name and main, or a copy with from
+    and to), contract, source, dtype, shape, defines, launch, buffers ({name: dtype, count,
+    role}) and scalars ({name: value}). ConfigError for a failed precondition (the case the
+    kernel cannot run), a dtype the contract lacks or a shape key it does not have."""
+    if isinstance(defines, str):
+        defines = dict(kv.split("=", 1) for kv in defines.split())
+    return _plan(contract, {k: int(v) for k, v in dict(shape).items()}, dtype,
+                 {k: str(v) for k, v in dict(defines or {}).items()},
+                 {k: int(v) for k, v in dict(launch or {}).items()})
 
 
 def sweep(file, dry_run=False, src=None, arch=None, devices=None, seed=1, no_cache=False,

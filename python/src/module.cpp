@@ -11,6 +11,9 @@
 #include "jit/shape_file.hpp"
 #include "jit/source_choice.hpp"
 #include "kernels/contract_toml.hpp"
+#include "kernels/dtype.hpp"
+#include "kernels/plan.hpp"
+#include "kernels/registry.hpp"
 #include "lint/libclang.hpp"
 #include "lint/lint.hpp"
 #include "lint/signature.hpp"
@@ -31,6 +34,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -181,6 +185,78 @@ nb::dict lint_files(const std::vector<std::string>& paths, const std::optional<s
     out["findings"] = findings;
     out["notes"] = report.notes;
     out["files"] = report.files;
+    return out;
+}
+
+/// kjit.plan: contract `name` evaluated at `shape`, `dtype` (default: the contract's first),
+/// `defines` over the contract's and `launch` over its launch parameters' defaults, as every
+/// verb plans a case (plan_case): each step's entry point, grid, block, dynamic shared memory
+/// and parameters by argument name, the defines and launch values it resolved, the buffers'
+/// element counts and the scalars' values. A failed precondition, a dtype the contract lacks or
+/// a shape key it does not have is a ConfigError. The project's contract files are registered
+/// first, as every verb does.
+nb::dict plan_contract(const std::string& name, const ShapeValues& shape,
+                       const std::optional<std::string>& dtype, const Defines& defines,
+                       const LaunchValues& launch) {
+    if (const std::optional<Project> project = Project::discover())
+        (void)register_project_contracts(*project);
+    const KernelContract& c = kernel_contract(name);
+    for (const auto& [k, v] : shape)
+        if (std::find(c.shape_keys.begin(), c.shape_keys.end(), k) == c.shape_keys.end()) {
+            std::string keys;
+            for (const std::string& key : c.shape_keys)
+                keys += (keys.empty() ? "" : ", ") + key;
+            throw ConfigError("contract " + name + ": no shape key '" + k + "' (its keys: " +
+                              keys + ")");
+        }
+    const CasePlan p = plan_case(c, shape, dtype ? parse_dtype(*dtype) : c.dtypes.front(),
+                                 defines, launch);
+    const auto dim = [](const Dim3& d) { return nb::make_tuple(d.x, d.y, d.z); };
+    nb::list steps;
+    for (const StepPlan& s : p.steps) {
+        nb::dict step;
+        if (s.kind == PipelineStep::Kind::copy) {
+            step["kind"] = "copy";
+            step["from"] = p.buffers[s.from].name;
+            step["to"] = p.buffers[s.to].name;
+        } else {
+            nb::list params;
+            for (const ParamRef& r : s.params)
+                params.append(r.scalar ? p.scalars[r.index].name : p.buffers[r.index].name);
+            step["kind"] = "launch";
+            step["entry"] = s.entry;
+            step["grid"] = dim(s.grid);
+            step["block"] = dim(s.block);
+            step["smem"] = s.smem;
+            step["params"] = params;
+            step["main"] = &s == &p.main_launch();
+        }
+        steps.append(step);
+    }
+    nb::dict buffers, scalars;
+    for (const BufferSpec& b : p.buffers) {
+        nb::dict d;
+        d["dtype"] = std::string(dtype_name(b.dtype));
+        d["count"] = b.count;
+        d["role"] = std::string(arg_role_name(b.role));
+        buffers[b.name.c_str()] = d;
+    }
+    for (const ScalarSpec& v : p.scalars) {
+        if (v.type == ArgType::f32 || v.type == ArgType::f64)
+            scalars[v.name.c_str()] = v.value;
+        else
+            scalars[v.name.c_str()] = static_cast<long long>(v.value);
+    }
+    nb::dict out;
+    out["contract"] = p.kernel;
+    out["source"] = p.source;
+    out["dtype"] = std::string(dtype_name(p.dtype));
+    out["shape"] = p.shape;
+    out["defines"] = p.defines;
+    out["launch"] = p.launch;
+    out["steps"] = steps;
+    out["buffers"] = buffers;
+    out["scalars"] = scalars;
     return out;
 }
 
@@ -955,6 +1031,12 @@ NB_MODULE(_kjit, m) {
           "`kjit lint`: a dict with the findings (path, line, column, severity, message, rule, "
           "text), the notes on what was not checked, and the number of files.");
 
+    m.def("plan", &plan_contract, "contract"_a, "shape"_a, "dtype"_a = nb::none(),
+          "defines"_a = std::map<std::string, std::string>{},
+          "launch"_a = std::map<std::string, long long>{},
+          "A contract evaluated at a shape, dtype and define set, as the verbs plan a case: each "
+          "step's entry point, grid, block, shared memory and parameters by name, the defines "
+          "and launch values, buffers and scalars.");
     m.def("_sweep_json", &sweep_file, "file"_a, "dry_run"_a = false, "src"_a = nb::none(),
           "arch"_a = nb::none(), "devices"_a = std::vector<int>{}, "seed"_a = 1,
           "no_cache"_a = false);

@@ -319,6 +319,72 @@ class Sweep(unittest.TestCase):
             self.assertRegex(str(c.exception), r"s\.sweep\.toml:\d+:\d+: error")
 
 
+class Plan(unittest.TestCase):
+    def test_every_launch_matches_the_sweep_dry_run(self):
+        # kjit sweep plans each variant's launches through the same contract: its grid and
+        # block columns for each of conv1d's sweep variants at the file's shape.
+        import tomllib
+        path = "kernel_src/conv1d.sweep.toml"
+        with open(path, "rb") as f:
+            spec = tomllib.load(f)
+        rows = kjit.sweep(path, dry_run=True, src="kernel_src")["rows"]
+        self.assertGreater(len(rows), 10)
+        for r in rows:
+            defines = dict(spec["defines"], **r["params"])
+            step = kjit.plan("conv1d", spec["shape"], "f32", defines)["steps"][0]
+            self.assertEqual(f"({','.join(map(str, step['grid']))})", r["grid"], r["variant"])
+            self.assertEqual(f"({','.join(map(str, step['block']))})", r["block"], r["variant"])
+
+    def test_a_plan_names_each_parameter_and_resolves_the_scalars(self):
+        p = kjit.plan("rms_norm", {"rows": 333, "n": 1000}, "bf16",
+                      "RMS_BLOCK=64 RMS_WARP_ROWS=2")  # a prepare() row's define string
+        self.assertEqual(p["defines"]["RMS_WARP_ROWS"], "2")
+        (step,) = p["steps"]
+        self.assertEqual(step["entry"], "rms_norm_bf16")
+        self.assertEqual(step["grid"], (84, 1, 1))  # 333 rows, 2 x 2 per block of 2 warps
+        self.assertEqual(step["block"], (64, 1, 1))
+        self.assertEqual(step["params"], ["x", "w", "y", "rows", "n", "eps"])
+        self.assertEqual(p["scalars"]["rows"], 333)
+        self.assertIsInstance(p["scalars"]["n"], int)
+        self.assertAlmostEqual(p["scalars"]["eps"], 1e-6, places=12)
+        self.assertEqual(p["buffers"]["x"], {"dtype": "bf16", "count": 333000, "role": "input"})
+        self.assertEqual(p["launch"], {"ROWS_PER_LAUNCH": 333})
+        capped = kjit.plan("rms_norm", {"rows": 333, "n": 1000}, launch={"ROWS_PER_LAUNCH": 7})
+        self.assertEqual(capped["dtype"], "f32")  # the contract's first
+        self.assertEqual(capped["steps"][0]["grid"], (7, 1, 1))
+
+    def test_a_user_project_plans_its_own_two_step_contract(self):
+        here = os.getcwd()
+        os.chdir(os.path.join(ROOT, "examples", "splitk_app"))
+        try:
+            p = kjit.plan("splitk_gemv", {"rows": 64, "cols": 4096})
+        finally:
+            os.chdir(here)
+        self.assertEqual([s["entry"] for s in p["steps"]], ["splitk_partial", "splitk_reduce"])
+        self.assertEqual([s["main"] for s in p["steps"]], [True, False])
+        self.assertEqual(p["buffers"]["partial"]["role"], "workspace")
+
+    def test_a_case_the_kernel_cannot_run_is_refused_by_name(self):
+        with self.assertRaises(kjit.ConfigError) as c:  # the contract's precondition
+            kjit.plan("delta_rule", {"b": 1, "h": 2, "dk": 130, "dv": 128})
+        self.assertIn("dk=130 must be a multiple of DR_KSPLIT=4 and at most DR_MAX_DK=128",
+                      str(c.exception))
+        with self.assertRaises(kjit.ConfigError) as c:
+            kjit.plan("rms_norm", {"row": 2, "n": 8})
+        self.assertIn("no shape key 'row' (its keys: rows, n)", str(c.exception))
+        with self.assertRaises(kjit.ConfigError) as c:
+            kjit.plan("rms_norm", {"n": 8})
+        self.assertIn("the shape has no 'rows'", str(c.exception))
+        with self.assertRaises(kjit.ConfigError) as c:
+            kjit.plan("delta_rule", {"b": 1, "h": 2, "dk": 128, "dv": 128}, "bf16")
+        self.assertIn("no dtype bf16", str(c.exception))
+        with self.assertRaises(kjit.ConfigError) as c:
+            kjit.plan("rms_norm", {"rows": 2, "n": 8}, launch={"GRID": 1})
+        self.assertIn("no launch parameter 'GRID'", str(c.exception))
+        with self.assertRaises(kjit.NotFoundError):
+            kjit.plan("no_such_contract", {})
+
+
 class Tune(unittest.TestCase):
     SWEEP = os.path.join(ROOT, "bench", "tune", "rms_norm_decode.sweep.toml")
 

@@ -142,6 +142,25 @@ class Torch(unittest.TestCase):
         with self.assertRaises(kjit.ConfigError):
             self.fn((1, 2, 3, 4), 256, x, w, y2, 1, x.shape[1], 1e-6)
 
+    def test_a_plan_launches_a_prepared_define_set_with_the_contracts_geometry(self):
+        # Two rows per warp at 64 threads (the prepare row's define string into kjit.plan):
+        # grid, block and arguments by name from the plan, the same bits as the block form.
+        x, w, want = self.inputs(rows=333, n=1000)
+        self.fn(x.shape[0], 256, x, w, want, x.shape[0], x.shape[1], 1e-6)
+        row = self.engine.prepare([{"name": "rms_norm_rows", "source": "rms_norm",
+                                    "defines": {"RMS_BLOCK": "64", "RMS_WARP_ROWS": "2"}}],
+                                  shape={})[0]
+        self.assertIsNone(row["error"])
+        p = kjit.plan("rms_norm", {"rows": 333, "n": 1000}, "f32", row["defines"])
+        (step,) = p["steps"]
+        self.assertEqual((step["grid"], step["block"]), ((84, 1, 1), (64, 1, 1)))
+        y = torch.full_like(x, float("nan"))
+        values = dict(p["scalars"], x=x, w=w, y=y)
+        self.engine.function("rms_norm_rows", step["entry"])(
+            step["grid"], step["block"], *[values[name] for name in step["params"]])
+        torch.cuda.synchronize()
+        self.assertTrue(torch.equal(y, want))
+
     def test_a_function_describes_its_entry_point(self):
         want = kjit.compile("rms_norm", {"RMS_BLOCK": "256"}, arch=self.engine.arch,
                             src=os.path.join(ROOT, "kernel_src"))["entries"]["rms_norm_f32"]
