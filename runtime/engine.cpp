@@ -167,6 +167,7 @@ std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
                             row.define_origins[name] = "flag";
                 }
                 row.defines = options.defines_text();
+                row.define_values = options.defines;
                 row.key = make_cache_key(*sources, row.source, options).hex();
                 // A memory hit: this engine already loaded the key.
                 if (const auto hit = by_key_.find(row.key); hit != by_key_.end()) {

@@ -30,7 +30,10 @@ const char* prepared_name(Prepared origin);
 struct PrepareRow {
     std::string name;
     std::string source;
-    std::string defines;
+    std::string defines; ///< as the verbs print them: "RMS_BLOCK=256 RMS_N=4096", "(none)"
+    /// The same defines by name (the shape file's, the tuned table's and the flags'): what the
+    /// kernel was compiled with, for a program to plan its launches from (kjit.plan).
+    std::map<std::string, std::string> define_values;
     std::string key;
     Prepared origin = Prepared::failed;
     double compile_ms = 0; ///< NVRTC time (of the original compile, for disk hits)

@@ -4,7 +4,7 @@
     engine = kjit.Engine()                       # device 0 when there is one, else compile-only
     row = engine.prepare("kernel_src/model.toml")[0]  # or engine.prepare(kernels, shape={...})
     fn = engine.function("rms_norm", "rms_norm_f32")
-    step = kjit.plan("rms_norm", {"rows": rows, "n": n}, "f32", row["defines"])["steps"][0]
+    step = kjit.plan("rms_norm", {"rows": rows, "n": n}, "f32", row["define_values"])["steps"][0]
     fn(step["grid"], step["block"], x, w, y, rows, n, 1e-6)  # torch or CuPy arrays, their stream
 
 Every function calls kjit's C++ library (the extension module kjit._kjit); errors are the C++
@@ -20,6 +20,7 @@ from ._kjit import _sig_json, _sweep_json
 from ._kjit import tune as _tune
 
 import json as _json
+import operator as _operator
 import os as _os
 
 __all__ = ["Engine", "Function", "compile", "device_available", "lint", "plan", "sig", "sweep",
@@ -90,18 +91,32 @@ class Engine:
 def plan(contract, shape, dtype=None, defines=None, launch=None):
     """The launches of `contract` (a registered contract, or one of the project file's contract
     files) at `shape` ({"rows": 8192, "n": 7168}), in `dtype` (default: the contract's first),
-    with `defines` over the contract's defaults (a dict, or a prepare() row's "defines" string:
-    the define set the kernel was compiled with) and `launch` over its launch parameters'
-    defaults: what every verb launches for that case, no GPU needed. A dict: steps (each a
-    launch with entry, grid, block, smem, params by argument name and main, or a copy with from
-    and to), contract, source, dtype, shape, defines, launch, buffers ({name: dtype, count,
-    role}) and scalars ({name: value}). ConfigError for a failed precondition (the case the
-    kernel cannot run), a dtype the contract lacks or a shape key it does not have."""
-    if isinstance(defines, str):
-        defines = dict(kv.split("=", 1) for kv in defines.split())
-    return _plan(contract, {k: int(v) for k, v in dict(shape).items()}, dtype,
-                 {k: str(v) for k, v in dict(defines or {}).items()},
-                 {k: int(v) for k, v in dict(launch or {}).items()})
+    with `defines` over the contract's defaults (a dict; a prepare() row's "define_values": the
+    define set the kernel was compiled with) and `launch` over its launch parameters' defaults:
+    what every verb launches for that case, no GPU needed. A dict: steps (each a launch with
+    entry, grid, block, smem, params by argument name and main, or a copy with from and to),
+    contract, source, dtype, shape, defines, launch, buffers ({name: dtype, count, role}) and
+    scalars ({name: value}). ConfigError for a failed precondition (the case the kernel cannot
+    run), a dtype the contract lacks, a shape key it does not have or a value that is no
+    integer; NotFoundError for an unknown contract."""
+    def integers(what, values):
+        if not hasattr(values, "items"):
+            raise ConfigError(f"kjit.plan: {what} must be a dict of integers, not {values!r}")
+        out = {}
+        for k, v in values.items():
+            try:
+                out[k] = _operator.index(v)  # ints, bools, NumPy integers; never 2.5 -> 2
+            except TypeError:
+                raise ConfigError(f"kjit.plan: {what} {k}={v!r} is not an integer") from None
+            if not -2**63 <= out[k] < 2**63:
+                raise ConfigError(f"kjit.plan: {what} {k}={v!r} does not fit 64 bits")
+        return out
+    if defines is not None and not hasattr(defines, "items"):
+        raise ConfigError(f"kjit.plan: defines must be a dict (a prepare() row's "
+                          f"\"define_values\"), not {defines!r}")
+    return _plan(contract, integers("shape", shape), dtype,
+                 {k: str(v) for k, v in (defines or {}).items()},
+                 integers("launch", launch or {}))
 
 
 def sweep(file, dry_run=False, src=None, arch=None, devices=None, seed=1, no_cache=False,

@@ -200,7 +200,16 @@ nb::dict plan_contract(const std::string& name, const ShapeValues& shape,
                        const LaunchValues& launch) {
     if (const std::optional<Project> project = Project::discover())
         (void)register_project_contracts(*project);
-    const KernelContract& c = kernel_contract(name);
+    const KernelContract* found = find_contract(name);
+    if (!found) {
+        std::string known;
+        for (const KernelContract* c : kernel_contracts())
+            known += (known.empty() ? "" : ", ") + c->name;
+        throw NotFoundError("no contract '" + name + "' (known: " + known +
+                            "; a project's contract files come from the kjit.toml found from "
+                            "the working directory)");
+    }
+    const KernelContract& c = *found;
     for (const auto& [k, v] : shape)
         if (std::find(c.shape_keys.begin(), c.shape_keys.end(), k) == c.shape_keys.end()) {
             std::string keys;
@@ -370,6 +379,7 @@ nb::dict row_dict(const PrepareRow& r) {
     d["name"] = r.name;
     d["source"] = r.source;
     d["defines"] = r.defines;
+    d["define_values"] = r.define_values;
     d["key"] = r.key;
     d["origin"] = prepared_name(r.origin);
     d["compile_ms"] = r.compile_ms;

@@ -336,10 +336,16 @@ class Plan(unittest.TestCase):
             self.assertEqual(f"({','.join(map(str, step['block']))})", r["block"], r["variant"])
 
     def test_a_plan_names_each_parameter_and_resolves_the_scalars(self):
-        p = kjit.plan("rms_norm", {"rows": 333, "n": 1000}, "bf16",
-                      "RMS_BLOCK=64 RMS_WARP_ROWS=2")  # a prepare() row's define string
+        # The define set a prepare() row compiled (no GPU needed to prepare or to plan).
+        row = kjit.Engine(device=None).prepare(
+            [{"name": "rows2", "source": "rms_norm",
+              "defines": {"RMS_BLOCK": 64, "RMS_WARP_ROWS": 2}}], shape={})[0]
+        self.assertIsNone(row["error"])
+        self.assertEqual(row["define_values"], {"RMS_BLOCK": "64", "RMS_WARP_ROWS": "2"})
+        p = kjit.plan("rms_norm", {"rows": 333, "n": 1000}, "bf16", row["define_values"])
         self.assertEqual(p["defines"]["RMS_WARP_ROWS"], "2")
         (step,) = p["steps"]
+        self.assertTrue(step["main"])  # the only launch, unmarked: the one reports describe
         self.assertEqual(step["entry"], "rms_norm_bf16")
         self.assertEqual(step["grid"], (84, 1, 1))  # 333 rows, 2 x 2 per block of 2 warps
         self.assertEqual(step["block"], (64, 1, 1))
@@ -364,6 +370,77 @@ class Plan(unittest.TestCase):
         self.assertEqual([s["main"] for s in p["steps"]], [True, False])
         self.assertEqual(p["buffers"]["partial"]["role"], "workspace")
 
+    def test_copies_shared_memory_three_dimensions_and_every_scalar_type(self):
+        # A project's own contract: a copy, then two launches (the last one, unmarked, is main).
+        contract = """name = "steps3"
+shape = ["n", "m"]
+dtypes = ["f32"]
+[defines]
+BLK = 128
+SM = 64
+[[args]]
+name = "a"
+type = "f32*"
+count = "n"
+[[args]]
+name = "b"
+type = "f32*"
+count = "n"
+output = true
+[[args]]
+name = "count"
+type = "u32"
+value = "n"
+[[args]]
+name = "big"
+type = "u64"
+value = "m"
+[[args]]
+name = "neg"
+type = "i64"
+value = "-m"
+[[args]]
+name = "ratio"
+type = "f64"
+value = "0.25"
+[[step]]
+from = "a"
+to = "b"
+[[step]]
+entry = "first"
+grid = ["ceil_div(n, BLK)", 2, 3]
+block = ["BLK", 2]
+smem = "SM * 4"
+args = ["a", "b", "count", "big", "neg", "ratio"]
+[[step]]
+entry = "second"
+grid = "1"
+block = "32"
+args = ["b"]
+"""
+        here = os.getcwd()
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "kernels"))
+            with open(os.path.join(d, "kernels", "steps3.cu"), "w") as f:
+                f.write('extern "C" __global__ void second(float* b) {}\n')
+            with open(os.path.join(d, "steps3.toml"), "w") as f:
+                f.write(contract)
+            with open(os.path.join(d, "kjit.toml"), "w") as f:
+                f.write('kernels = "kernels"\ncontracts = ["steps3.toml"]\n')
+            os.chdir(d)
+            try:
+                p = kjit.plan("steps3", {"n": 1000, "m": 2**40}, defines={"SM": 100})
+            finally:
+                os.chdir(here)
+        copy, first, second = p["steps"]
+        self.assertEqual(copy, {"kind": "copy", "from": "a", "to": "b"})
+        self.assertEqual((first["grid"], first["block"], first["smem"]), ((8, 2, 3), (128, 2, 1), 400))
+        self.assertEqual(first["params"], ["a", "b", "count", "big", "neg", "ratio"])
+        self.assertEqual((first["main"], second["main"]), (False, True))
+        self.assertEqual(p["scalars"], {"count": 1000, "big": 2**40, "neg": -2**40, "ratio": 0.25})
+        self.assertIsInstance(p["scalars"]["big"], int)
+        self.assertIsInstance(p["scalars"]["ratio"], float)
+
     def test_a_case_the_kernel_cannot_run_is_refused_by_name(self):
         with self.assertRaises(kjit.ConfigError) as c:  # the contract's precondition
             kjit.plan("delta_rule", {"b": 1, "h": 2, "dk": 130, "dv": 128})
@@ -381,8 +458,29 @@ class Plan(unittest.TestCase):
         with self.assertRaises(kjit.ConfigError) as c:
             kjit.plan("rms_norm", {"rows": 2, "n": 8}, launch={"GRID": 1})
         self.assertIn("no launch parameter 'GRID'", str(c.exception))
-        with self.assertRaises(kjit.NotFoundError):
+        with self.assertRaises(kjit.NotFoundError) as c:
             kjit.plan("no_such_contract", {})
+        self.assertIn("no contract 'no_such_contract' (known: rms_norm, conv1d", str(c.exception))
+
+    def test_a_value_that_is_no_integer_or_a_define_string_is_refused(self):
+        for shape in ({"rows": 2.5, "n": 8}, {"rows": "12", "n": 8}, {"rows": None, "n": 8}):
+            with self.assertRaises(kjit.ConfigError) as c:
+                kjit.plan("rms_norm", shape)
+            self.assertIn("is not an integer", str(c.exception))
+        with self.assertRaises(kjit.ConfigError) as c:
+            kjit.plan("rms_norm", {"rows": 2**64, "n": 8})
+        self.assertIn("does not fit 64 bits", str(c.exception))
+        with self.assertRaises(kjit.ConfigError) as c:
+            kjit.plan("rms_norm", {"rows": 2, "n": 8}, launch={"ROWS_PER_LAUNCH": 2.9})
+        self.assertIn("ROWS_PER_LAUNCH=2.9 is not an integer", str(c.exception))
+        with self.assertRaises(kjit.ConfigError) as c:
+            kjit.plan("rms_norm", {"rows": 2, "n": 8}, defines="RMS_BLOCK=64")
+        self.assertIn("defines must be a dict", str(c.exception))
+        with self.assertRaises(kjit.ConfigError):
+            kjit.plan("rms_norm", "rows=2,n=8")
+        if numpy is not None:  # NumPy integers are integers
+            rows = kjit.plan("rms_norm", {"rows": numpy.int64(3), "n": 8})["shape"]["rows"]
+            self.assertEqual(rows, 3)
 
 
 class Tune(unittest.TestCase):

@@ -143,7 +143,7 @@ class Torch(unittest.TestCase):
             self.fn((1, 2, 3, 4), 256, x, w, y2, 1, x.shape[1], 1e-6)
 
     def test_a_plan_launches_a_prepared_define_set_with_the_contracts_geometry(self):
-        # Two rows per warp at 64 threads (the prepare row's define string into kjit.plan):
+        # Two rows per warp at 64 threads (the prepare row's define_values into kjit.plan):
         # grid, block and arguments by name from the plan, the same bits as the block form.
         x, w, want = self.inputs(rows=333, n=1000)
         self.fn(x.shape[0], 256, x, w, want, x.shape[0], x.shape[1], 1e-6)
@@ -151,7 +151,7 @@ class Torch(unittest.TestCase):
                                     "defines": {"RMS_BLOCK": "64", "RMS_WARP_ROWS": "2"}}],
                                   shape={})[0]
         self.assertIsNone(row["error"])
-        p = kjit.plan("rms_norm", {"rows": 333, "n": 1000}, "f32", row["defines"])
+        p = kjit.plan("rms_norm", {"rows": 333, "n": 1000}, "f32", row["define_values"])
         (step,) = p["steps"]
         self.assertEqual((step["grid"], step["block"]), ((84, 1, 1), (64, 1, 1)))
         y = torch.full_like(x, float("nan"))
