@@ -62,7 +62,8 @@ class Engine:
 
     def prepare(self, kernels, shape=None):
         """Compiles (or reads from the cache) and loads every kernel; one dict per kernel
-        (name, source, defines, key, origin, compile_ms, tuned, entries, error, ...).
+        (name, source, defines as printed, define_values as a dict for kjit.plan, key, origin,
+        compile_ms, tuned, entries, error, ...).
 
         kernels: a shape file's path (its [shape] and [[kernel]] tables, tuned table and all),
         or a list of dicts with name, source, defines, fallback, instantiations, with `shape`
