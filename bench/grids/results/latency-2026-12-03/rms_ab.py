@@ -22,7 +22,10 @@ arms = []
 for a in sys.argv[4:]:
     label, spec = a.split("=", 1)
     src, _, over = spec.partition("@")
-    arms.append((label, kjit.Engine(device=0, src=src), dict(kv.split("=") for kv in over.split(",") if kv)))
+    over = dict(kv.split("=") for kv in over.split(",") if kv)
+    table = over.pop("TABLE", None)  # read once: the arm's define set per shape
+    lookup = tuned_defines(table, "rms_norm", "rms_norm", ("rows", "n")) if table else None
+    arms.append((label, kjit.Engine(device=0, src=src), over, lookup))
 timer = Timer()
 for rows, n in shapes:
     x = torch.randn(rows, n, device="cuda", dtype=DTYPES[dname])
@@ -30,12 +33,10 @@ for rows, n in shapes:
     d = tuned((dname, rows, n))
     liger = rms_norm_peers(n, 1e-6)["liger"]
     outs, calls_, sets = [], [], []
-    for label, eng, over in arms:
+    for label, eng, over, lookup in arms:
         y = torch.zeros_like(x)
-        base = d
-        if "TABLE" in over:
-            base = tuned_defines(over["TABLE"], "rms_norm", "rms_norm", ("rows", "n"))((dname, rows, n))
-        arm = dict(base, **{k: str(n) if v == "n" else v for k, v in over.items() if k != "TABLE"})
+        base = lookup((dname, rows, n)) if lookup else d
+        arm = dict(base, **{k: str(n) if v == "n" else v for k, v in over.items()})
         f = KjitSource(eng, "rms_norm", arm).rms_norm_launcher(dname, x, w, y, 1e-6)
         if arm != d:
             sets.append(f"  {label}: {arm}")
