@@ -199,7 +199,8 @@ def conv1d_rows(a, grid, kjit_for, timer, ceiling):
                     y = torch.empty_like(x)
                     nbytes = 2 * x.numel() * x.element_size()
                     kjit, used = kjit_for((dname, b, c, t))
-                    config = f"T{used['CONV_TILE']}xB{used['CONV_BLOCK']}xS{used['CONV_SEGS']}"
+                    config = (f"T{used['CONV_TILE']}xB{used['CONV_BLOCK']}xS{used['CONV_SEGS']}"
+                              + ("xF" if used.get("CONV_FLAT", "0") != "0" else ""))
                     for form in grid["forms"]:
                         silu = "silu" in form
                         bias = bias_t if "bias" in form else None

@@ -43,7 +43,11 @@ KernelContract conv1d_contract() {
     c.name = "conv1d";
     c.shape_keys = {"b", "c", "t"};
     c.dtypes = {DType::f32, DType::bf16};
-    c.defines = {{"CONV_TILE", "16"}, {"CONV_BLOCK", "64"}, {"CONV_SEGS", "0"}, {"CONV_SILU", "1"}};
+    c.defines = {{"CONV_TILE", "16"},
+                 {"CONV_BLOCK", "64"},
+                 {"CONV_SEGS", "0"},
+                 {"CONV_SILU", "1"},
+                 {"CONV_FLAT", "0"}};
     c.args = {
         input_arg("x", "b * c * t"),
         input_arg("w", "c * 4"),
@@ -61,12 +65,16 @@ KernelContract conv1d_contract() {
                         "CONV_TILE with CONV_TILE={CONV_TILE}"}};
     // One warp per S consecutive segments of 32 * CONV_TILE time steps, the rows' segments
     // taken row after row: S is CONV_SEGS, or for 0 the source's rule by element size (4 for
-    // bf16, 1 for fp32).
-    c.pipeline = {launch_step({{DType::f32, "conv1d_f32"}, {DType::bf16, "conv1d_bf16"}},
-                              {"ceil_div(ceil_div(b * c * ceil_div(t, 32 * CONV_TILE), "
-                               "CONV_SEGS > 0 ? CONV_SEGS : (dtype_size == 2 ? 4 : 1)) * 32, "
-                               "CONV_BLOCK)"},
-                              {"CONV_BLOCK"})};
+    // bf16, 1 for fp32). With CONV_FLAT and rows of whole chunks (t a multiple of the chunk's
+    // E steps, 16 bytes or 4 steps), the segments are cut from the rows laid end to end. (Where
+    // the tensors turn out misaligned the kernel walks the rows with this grid, striding.)
+    c.pipeline = {launch_step(
+        {{DType::f32, "conv1d_f32"}, {DType::bf16, "conv1d_bf16"}},
+        {"ceil_div(ceil_div(CONV_FLAT && t % (CONV_TILE % (16 / dtype_size) == 0 ? 16 / "
+         "dtype_size : 4) == 0 ? ceil_div(b * c * t, 32 * CONV_TILE) : b * c * ceil_div(t, 32 "
+         "* CONV_TILE), CONV_SEGS > 0 ? CONV_SEGS : (dtype_size == 2 ? 4 : 1)) * 32, "
+         "CONV_BLOCK)"},
+        {"CONV_BLOCK"})};
     // Read x, w, bias and the carry-in, write y and the carry-out; four FMAs per output (the
     // activation is not counted).
     c.bytes = "(2 * b * c * t + 5 * c + 2 * b * c * 3) * dtype_size";

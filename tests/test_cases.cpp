@@ -56,7 +56,8 @@ TEST_SUITE("cases") {
 TEST_CASE("the conv1d contract reads x w bias state_in and writes y and state_out") {
     const KernelContract& kc = kernel_contract("conv1d");
     CHECK(kc.dtypes == std::vector<DType>{DType::f32, DType::bf16});
-    CHECK(defines_text(kc.defines) == "CONV_BLOCK=64 CONV_SEGS=0 CONV_SILU=1 CONV_TILE=16");
+    CHECK(defines_text(kc.defines) ==
+          "CONV_BLOCK=64 CONV_FLAT=0 CONV_SEGS=0 CONV_SILU=1 CONV_TILE=16");
     const CasePlan f = plan_at("conv1d", kc.bench_shape, DType::f32);
     CHECK(f.entry() == "conv1d_f32");
     CHECK(names(f, f.inputs) == std::vector<std::string>{"x", "w", "bias", "state_in"});
@@ -85,6 +86,21 @@ TEST_CASE("the conv1d contract reads x w bias state_in and writes y and state_ou
     CHECK(plan_at("conv1d", "b=2,c=3,t=10000", DType::f32, {{"CONV_SEGS", "2"}})
               .main_launch()
               .grid.x == 2 * 3 * 10 / 2);
+    // CONV_FLAT: segments cut from the rows laid end to end where rows are whole chunks (4
+    // fp32 steps; 8 bf16 steps at tiles of 8 and more, else 4). 32 x 1024 rows of 64 fp32 steps
+    // at CONV_TILE 4 are 16384 segments of 128 steps, 8 to a warp, 8 warps to a block.
+    const Defines flat{{"CONV_FLAT", "1"}, {"CONV_TILE", "4"}, {"CONV_SEGS", "8"},
+                       {"CONV_BLOCK", "256"}};
+    CHECK(plan_at("conv1d", "b=32,c=1024,t=64", DType::f32, flat).main_launch().grid.x == 256);
+    // A row of 61 steps is no whole chunks: a segment per row.
+    CHECK(plan_at("conv1d", "b=32,c=1024,t=61", DType::f32, flat).main_launch().grid.x == 512);
+    // bf16 rows of 12 steps: whole 4-step chunks at CONV_TILE 4, not whole 8-step ones at 16.
+    CHECK(plan_at("conv1d", "b=32,c=1024,t=12", DType::bf16, flat).main_launch().grid.x ==
+          32 * 1024 * 12 / 128 / 8 / 8);
+    Defines flat16 = flat;
+    flat16["CONV_TILE"] = "16";
+    CHECK(plan_at("conv1d", "b=32,c=1024,t=12", DType::bf16, flat16).main_launch().grid.x ==
+          32 * 1024 / 8 / 8);
     CHECK(f.main_launch().block.str() == "(64,1,1)");
     // 15 rows of one segment each: 15 warps, 2 per block of 64.
     CHECK(plan_at("conv1d", "b=3,c=5,t=37", DType::f32, {{"CONV_TILE", "16"}, {"CONV_BLOCK", "64"}})
@@ -426,7 +442,11 @@ TEST_CASE("the default check cases cover every contract in every dtype and are a
     CHECK(specs.size() == spec_names.size());
     CHECK(specs.front().name == "rms_norm/RMS_BLOCK=256/RMS_WARP_ROWS=0");
     CHECK(check_defines({"conv1d", "b=3,c=5,t=37", DType::f32, {"CONV_SILU=0"}}) ==
-          Defines{{"CONV_BLOCK", "64"}, {"CONV_SEGS", "0"}, {"CONV_SILU", "0"}, {"CONV_TILE", "16"}});
+          Defines{{"CONV_BLOCK", "64"},
+                  {"CONV_FLAT", "0"},
+                  {"CONV_SEGS", "0"},
+                  {"CONV_SILU", "0"},
+                  {"CONV_TILE", "16"}});
     CHECK(cases.size() == 22);
     CHECK(cases[4].dtype == DType::f32); // rms_norm's five f32 cases, then its bf16 ones
     CHECK(cases[5].dtype == DType::bf16);

@@ -173,6 +173,82 @@ TEST_CASE("conv1d is bit-identical across tiles and blocks and segments per warp
         }
 }
 
+TEST_CASE("conv1d over the rows laid end to end (CONV_FLAT) keeps the row walk's bits") {
+    // Rows of whole chunks shorter than a segment (64, 12 and 4 steps: several rows to a
+    // lane's round), rows of several segments and a partial one (1304), and lengths no chunk
+    // divides (61, 4999; bf16 12 and 4 at 8-step chunks), which walk the rows on the flat grid;
+    // tiles, blocks and segments per warp; with the carry-in state and bias and without (null);
+    // x and y one element off 16-byte alignment, where the kernel walks the rows, striding over
+    // the flat grid. Every output byte equals the row walk's (CONV_FLAT 0) under the same inputs.
+    KJIT_REQUIRE_DEVICE();
+    Fixture f;
+    KJIT_TEST_RANDOM_SEED(seed);
+    const std::vector<Defines> flat = {
+        {{"CONV_TILE", "16"}, {"CONV_BLOCK", "64"}, {"CONV_SEGS", "1"}, {"CONV_FLAT", "1"}},
+        {{"CONV_TILE", "4"}, {"CONV_BLOCK", "256"}, {"CONV_SEGS", "8"}, {"CONV_FLAT", "1"}},
+        {{"CONV_TILE", "8"}, {"CONV_BLOCK", "128"}, {"CONV_SEGS", "4"}, {"CONV_FLAT", "1"}},
+        {{"CONV_TILE", "32"}, {"CONV_BLOCK", "64"}, {"CONV_SEGS", "2"}, {"CONV_FLAT", "1"}},
+        {{"CONV_TILE", "16"}, {"CONV_BLOCK", "32"}, {"CONV_SEGS", "3"}, {"CONV_FLAT", "1"}},
+        {{"CONV_TILE", "4"}, {"CONV_BLOCK", "64"}, {"CONV_SEGS", "0"}, {"CONV_FLAT", "1"}}};
+    const Defines walk{{"CONV_TILE", "16"}, {"CONV_BLOCK", "64"}, {"CONV_SEGS", "1"}};
+    for (const char* shape : {"b=2,c=9,t=64", "b=3,c=37,t=12", "b=5,c=7,t=4", "b=2,c=3,t=1304",
+                              "b=2,c=9,t=61", "b=2,c=3,t=4999"})
+        for (DType d : {DType::f32, DType::bf16}) {
+            const std::size_t es = dtype_size(d);
+            // y and state_out, as bytes, from a launch with x, w, bias and the state at
+            // `off` elements past 16-byte alignment (bias and state_in null without `carry`).
+            const auto run = [&](const Defines& defines, bool misaligned, bool carry) {
+                const CasePlan plan = plan_at("conv1d", shape, d, defines);
+                const PreparedArm arm = f.prepare("conv1d", defines);
+                const std::vector<HostBuffer> inputs = generated_inputs(plan, seed);
+                const std::size_t off = misaligned ? es : 0;
+                std::vector<DeviceBuffer> owned;
+                std::vector<CUdeviceptr> ptrs;
+                for (std::size_t i = 0; i < inputs.size(); ++i) {
+                    const std::string& name = plan.buffers[plan.inputs[i]].name;
+                    if (!carry && (name == "bias" || name == "state_in")) {
+                        ptrs.push_back(0);
+                        continue;
+                    }
+                    std::vector<std::byte> padded(off + inputs[i].bytes.size() + 16);
+                    std::memcpy(padded.data() + off, inputs[i].bytes.data(),
+                                inputs[i].bytes.size());
+                    owned.push_back(DeviceBuffer::from<std::byte>(padded));
+                    ptrs.push_back(owned.back().ptr() + off);
+                }
+                std::vector<std::size_t> outs;
+                for (std::size_t o : plan.outputs) {
+                    owned.emplace_back(plan.buffers[o].bytes() + 2 * 16);
+                    owned.back().fill_bytes(0xff); // NaN: an unwritten element differs
+                    ptrs.push_back(owned.back().ptr() + off);
+                    outs.push_back(owned.size() - 1);
+                }
+                const Stream stream;
+                enqueue_case(plan, arm.functions(plan), ptrs, stream.handle());
+                stream.synchronize();
+                std::vector<unsigned char> got;
+                for (std::size_t k = 0; k < outs.size(); ++k) {
+                    std::vector<unsigned char> bytes(owned[outs[k]].bytes());
+                    owned[outs[k]].download(bytes.data(), bytes.size());
+                    const auto from = bytes.begin() + static_cast<long>(off);
+                    got.insert(got.end(), from,
+                               from + static_cast<long>(plan.buffers[plan.outputs[k]].bytes()));
+                }
+                return got;
+            };
+            for (bool misaligned : {false, true})
+                for (bool carry : {true, false}) {
+                    const auto base = run(walk, misaligned, carry);
+                    for (const Defines& v : flat) {
+                        INFO(dtype_name(d) << " " << shape << " " << defines_text(v)
+                                           << (misaligned ? " misaligned" : "")
+                                           << (carry ? "" : " no carry-in, no bias"));
+                        CHECK(run(v, misaligned, carry) == base);
+                    }
+                }
+        }
+}
+
 TEST_CASE("conv1d over T + 1 steps is conv1d over T steps and one conv1d_update bit for bit") {
     // The decode step continues a prefill: its output is the sequence kernel's last column and
     // its rolled state the sequence kernel's carry-out, in every dtype, tile and activation.

@@ -1,7 +1,7 @@
 """conv1d arms from several sources against causal-conv1d, bias+silu, the grid's method (one call
 per graph replay, L2 flushed per repetition, 3 A B B A pairs of 10; ratio = causal-conv1d / kjit);
 every arm's output bytes compared with the first arm's. Usage (project root):
-  python3 conv_arms.py "f32:1:1024:64,..." "label=SRC_DIR@TILE/BLOCK/SEGS,..." [none]
+  python3 conv_arms.py "f32:1:1024:64,..." "label=SRC_DIR@TILE/BLOCK/SEGS[/FLAT],..." [none]
 (none: no bias and no activation, CONV_SILU=0)
 where @table takes the shape's entry of kernel_src/tuned_h200.toml (the defaults where none)."""
 import os
@@ -44,8 +44,10 @@ for dname, b, c, t in (s.split(":") for s in sys.argv[1].split(",")):
         if geo == "table":
             d = dict(default, **(tuned((dname, b, c, t)) or {}))
         else:
-            tile, block, segs = geo.split("/")
+            tile, block, segs, *flat = geo.split("/")
             d = {"CONV_TILE": tile, "CONV_BLOCK": block, "CONV_SEGS": segs}
+            if flat:
+                d["CONV_FLAT"] = flat[0]
         fn = KjitSource(eng, "conv1d", d).launcher(dname, silu, x, w, bias, y)
         y.zero_()
         fn()
@@ -59,7 +61,8 @@ for dname, b, c, t in (s.split(":") for s in sys.argv[1].split(",")):
         g = graphed(fn, calls=1)
         tp, tk, rs = timer.abba(peer, g, 3, 10)
         r = 1 / statistics.median(rs)
-        config = f"T{d['CONV_TILE']}xB{d['CONV_BLOCK']}xS{d['CONV_SEGS']}"
+        config = (f"T{d['CONV_TILE']}xB{d['CONV_BLOCK']}xS{d['CONV_SEGS']}"
+                  + ("xF" if d.get("CONV_FLAT", "0") != "0" else ""))
         print(f"{dname:4} b={b} c={c:<4} t={t:<4} {label:10} {config:12} kjit {statistics.median(tk):7.2f} "
               f"causal-conv1d {statistics.median(tp):7.2f} us  peer/kjit {r:5.3f} "
               f"[{1 / max(rs):5.3f} .. {1 / min(rs):5.3f}] {same}", flush=True)
