@@ -116,6 +116,12 @@ class KjitSource:
                            {"x": x, "w": w, "bias": bias, "state_in": None, "y": y,
                             "state_out": None}, CONV_SILU=str(int(silu)))
 
+    def cl_launcher(self, dtype, silu, x, w, bias, state_in, y, state_out):
+        b, t, c = x.shape
+        return self.launch("conv1d_cl", {"b": b, "c": c, "t": t}, dtype,
+                           {"x": x, "w": w, "bias": bias, "state_in": state_in, "y": y,
+                            "state_out": state_out}, CONV_SILU=str(int(silu)))
+
     def update_launcher(self, dtype, silu, x, w, bias, state, y):
         b, c = x.shape
         return self.launch("conv1d_update", {"b": b, "c": c}, dtype,
@@ -211,25 +217,75 @@ def conv1d_rows(a, grid, kjit_for, timer, ceiling):
                         ref = peer()
                         torch.cuda.synchronize()
                         diff = relative_diff(y, ref)
-                        # One call per graph: neither arm's host cost (Python, the peer's
-                        # checks and allocation) shows in its device time.
-                        fa, fb = ((ours, peer) if a.stream
-                                  else (graphed(ours, calls=1), graphed(peer, calls=1)))
-                        ta, tb, ratios = timer.abba(fa, fb, a.pairs, a.reps)
-                        del fa, fb
-                        ka, pb = statistics.median(ta), statistics.median(tb)
-                        r = statistics.median(ratios)
-                        row = dict(dtype=dname, b=b, c=c, t=t, form=form, config=config,
-                                   kjit_us=ka, peer_us=pb, speedup=r, low=min(ratios),
-                                   high=max(ratios), kjit_gbps=nbytes / ka / 1e3,
-                                   copy_share=nbytes / ka / 1e3 / ceiling, diff=diff,
-                                   mib=nbytes / 2**20)
-                        print(f"{dname:4} b={b:<2} c={c:<4} t={t:<4} {form:9} {config:9} "
-                              f"kjit {ka:9.2f} us causal-conv1d {pb:9.2f} us  "
-                              f"peer/kjit {r:5.3f} [{min(ratios):5.3f} .. {max(ratios):5.3f}]  "
-                              f"{row['kjit_gbps']:7.1f} GB/s ({100 * row['copy_share']:4.1f} % "
-                              f"of copy)  diff {diff:.1e}", flush=True)
-                        yield row
+                        yield time_conv_case(a, timer, ceiling, ours, peer, nbytes, diff,
+                                             dict(dtype=dname, b=b, c=c, t=t, form=form,
+                                                  config=config))
+                    del x, y
+
+
+def time_conv_case(a, timer, ceiling, ours, peer, nbytes, diff, key):
+    """One conv1d case, kjit against causal-conv1d in A B B A pairs: one call per graph replay
+    (neither arm's host cost, Python and the peer's checks and allocation, shows in its device
+    time), or stream launches with --stream. Prints the case's line; returns its row."""
+    fa, fb = (ours, peer) if a.stream else (graphed(ours, calls=1), graphed(peer, calls=1))
+    ta, tb, ratios = timer.abba(fa, fb, a.pairs, a.reps)
+    del fa, fb
+    ka, pb, r = statistics.median(ta), statistics.median(tb), statistics.median(ratios)
+    row = dict(key, kjit_us=ka, peer_us=pb, speedup=r, low=min(ratios), high=max(ratios),
+               kjit_gbps=nbytes / ka / 1e3, copy_share=nbytes / ka / 1e3 / ceiling, diff=diff,
+               mib=nbytes / 2**20)
+    print(f"{key['dtype']:4} b={key['b']:<2} c={key['c']:<4} t={key['t']:<4} {key['form']:16} "
+          f"{key['config']:9} kjit {ka:9.2f} us causal-conv1d {pb:9.2f} us  "
+          f"peer/kjit {r:5.3f} [{min(ratios):5.3f} .. {max(ratios):5.3f}]  "
+          f"{row['kjit_gbps']:7.1f} GB/s ({100 * row['copy_share']:4.1f} % of copy)  "
+          f"diff {diff:.1e}", flush=True)
+    return row
+
+
+def conv1d_cl_rows(a, grid, kjit_for, timer, ceiling):
+    """Channel-last ([B, T, C], Mamba2's xBC) against causal_conv1d_fn on the same memory (its
+    channel-last path: x viewed [B, C, T] with stride 1 over C); forms with "+states" pass the
+    initial states and write the final states ([B, 3, C] memory) in both arms."""
+    from causal_conv1d import causal_conv1d_fn
+    for dname in a.dtype or grid["dtypes"]:
+        dtype = DTYPES[dname]
+        for b in grid["b"]:
+            for c in grid["c"]:
+                for t in grid["t"]:
+                    x = torch.randn(b, t, c, device="cuda", dtype=dtype)
+                    w = torch.randn(c, 4, device="cuda", dtype=dtype) * 0.5
+                    bias_t = torch.randn(c, device="cuda", dtype=dtype)
+                    s_in = torch.randn(b, 3, c, device="cuda", dtype=dtype)
+                    y = torch.empty_like(x)
+                    s_out, peer_s_out = torch.empty_like(s_in), torch.empty_like(s_in)
+                    kjit, used = kjit_for((dname, b, c, t))
+                    config = f"L{used['CONV_CL_STEPS']}xB{used['CONV_BLOCK']}"
+                    for form in grid["forms"]:
+                        silu = "silu" in form
+                        bias = bias_t if "bias" in form else None
+                        act = "silu" if silu else None
+                        states = "states" in form
+                        nbytes = ((2 * x.numel() + (2 * s_in.numel() if states else 0))
+                                  * x.element_size())
+                        ours = kjit.cl_launcher(dname, silu, x, w, bias, s_in if states else None,
+                                                y, s_out if states else None)
+                        if states:
+                            peer = lambda: causal_conv1d_fn(
+                                x.transpose(1, 2), w, bias, initial_states=s_in.transpose(1, 2),
+                                return_final_states=True,
+                                final_states_out=peer_s_out.transpose(1, 2), activation=act)[0]
+                        else:
+                            peer = lambda: causal_conv1d_fn(x.transpose(1, 2), w, bias,
+                                                            activation=act)
+                        ours()
+                        ref = peer().transpose(1, 2)
+                        torch.cuda.synchronize()
+                        diff = relative_diff(y, ref)
+                        if states:
+                            diff = max(diff, relative_diff(s_out, peer_s_out))
+                        yield time_conv_case(a, timer, ceiling, ours, peer, nbytes, diff,
+                                             dict(dtype=dname, b=b, c=c, t=t, form=form,
+                                                  config=config))
                     del x, y
 
 
@@ -426,6 +482,7 @@ def rms_norm_rows(a, grid, kjit_for, timer, ceiling):
 
 KERNELS = {"conv1d": ("conv1d", ("b", "c", "t"), conv1d_rows),
            "conv1d_update": ("conv1d", ("b", "c"), update_rows),
+           "conv1d_cl": ("conv1d", ("b", "c", "t"), conv1d_cl_rows),
            "delta_rule": ("delta_rule", ("b", "h", "dk", "dv"), delta_rule_rows),
            "rms_norm": ("rms_norm", ("rows", "n"), rms_norm_rows)}
 
@@ -451,11 +508,12 @@ def main():
     with open(a.grid, "rb") as f:
         grid = tomllib.load(f)
     source, keys, rows_of = KERNELS[grid["kernel"]]
-    # The contracts' defaults (kernels/conv1d.cpp, kernels/delta_rule.cpp); the update reads
-    # CONV_BLOCK only.
+    # The contracts' defaults (kernels/conv1d.cpp, kernels/delta_rule.cpp).
     defines = {"delta_rule": {"DR_BV": "32", "DR_KSPLIT": "4", "DR_MAX_DK": "128", "DR_VEC": "1"},
                "rms_norm": {"RMS_BLOCK": "256"},
-               "conv1d": {"CONV_TILE": "16", "CONV_BLOCK": "64", "CONV_SEGS": "0"}}[source]
+               "conv1d": {"CONV_TILE": "16", "CONV_BLOCK": "64", "CONV_SEGS": "0"},
+               "conv1d_update": {"CONV_BLOCK": "64"},
+               "conv1d_cl": {"CONV_CL_STEPS": "8", "CONV_BLOCK": "64"}}[grid["kernel"]]
     for kv in a.defines:
         k, v = kv.split("=", 1)
         defines[k] = v

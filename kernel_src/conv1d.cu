@@ -17,6 +17,12 @@
 // fixed chain of fused multiply-adds, the same for every tile, block, segment count, cut and
 // load path.
 //
+// conv1d_cl_*: the same convolution channel-last, x, y: [B, T, C] (channels contiguous, the
+// layout Mamba2's xBC has), state_in, state_out: [B, 3, C] (causal-conv1d's channel-last states).
+// A thread owns 4 consecutive channels over CONV_CL_STEPS consecutive steps: one vector load and
+// store per step, coalesced across the warp's channels, and the same chain of fused
+// multiply-adds per output, so its bits are the row kernel's on the transposed tensors.
+//
 // conv1d_update_*: one decode step, in place. A token x [B, C] enters the rolling state
 // [B, C, 3] (conv1d's carry layout, so a prefill's state_out is the first step's state):
 //   y[b, c] = act(bias[c] + w[c,0] s[0] + w[c,1] s[1] + w[c,2] s[2] + w[c,3] x[b, c])
@@ -43,6 +49,9 @@
 #ifndef CONV_SILU
 #define CONV_SILU 1 // 1: y = silu(conv), as Mamba's conv1d does; 0: no activation
 #endif
+#ifndef CONV_CL_STEPS
+#define CONV_CL_STEPS 8 // conv1d_cl: time steps per thread
+#endif
 #ifndef CONV_FLAT
 // 1: where the rows are whole aligned chunks, segments are cut from the rows laid end to end
 // (conv1d_flat), so rows shorter than a segment fill every lane; 0: each row is cut apart. At
@@ -54,6 +63,7 @@
 static_assert(CONV_TILE % 4 == 0, "CONV_TILE must be a multiple of 4");
 static_assert(CONV_BLOCK % 32 == 0 && CONV_BLOCK <= 1024, "CONV_BLOCK: a multiple of 32, <= 1024");
 static_assert(CONV_SEGS >= 0, "CONV_SEGS must be at least 1, or 0 (by element size)");
+static_assert(CONV_CL_STEPS >= 1, "CONV_CL_STEPS must be at least 1");
 
 /// E consecutive elements of T as one vector: 16 bytes (4 fp32, 8 bf16) or 8 bytes (4 bf16).
 template <class T, int E> struct Chunk;
@@ -468,6 +478,139 @@ extern "C" __global__ void CONV_BF16_BOUNDS conv1d_bf16(const bf16* x, const bf1
                                                         bf16* y, bf16* state_out, int batch,
                                                         int channels, int steps) {
     conv1d_segments(x, w, bias, state_in, y, state_out, batch, channels, steps);
+}
+
+/// conv1d channel-last (see the top of the file): thread i owns channels 4 (i % V) .. + 3 of
+/// V = ceil(C / 4) groups, steps L (i / V % tiles) .. + L - 1 of batch i / V / tiles, with L =
+/// CONV_CL_STEPS. The three steps before its first are loaded (x, or the carry-in before t = 0);
+/// the thread whose steps end the row writes the carry-out.
+template <class T>
+__device__ __forceinline__ void conv1d_cl(const T* __restrict__ x, const T* __restrict__ w,
+                                          const T* __restrict__ bias,
+                                          const T* __restrict__ state_in, T* __restrict__ y,
+                                          T* __restrict__ state_out, int batch, int channels,
+                                          int steps) {
+    constexpr int E = 4;
+    constexpr int L = CONV_CL_STEPS;
+    using C = Chunk<T, E>;
+    using V = typename C::V;
+    const int groups = (channels + E - 1) / E;
+    const int tiles = (steps + L - 1) / L;
+    const long long i = blockIdx.x * static_cast<long long>(CONV_BLOCK) + threadIdx.x;
+    if (i >= static_cast<long long>(batch) * tiles * groups)
+        return;
+    const int c0 = static_cast<int>(i % groups) * E;
+    const long long rest = i / groups;
+    const int t0 = static_cast<int>(rest % tiles) * L;
+    const long long b = rest / tiles;
+    const long long rs = channels; // elements from one step to the next
+    const T* xb = x + b * steps * rs + c0;
+    T* yb = y + b * steps * rs + c0;
+    const T* sb = state_in ? state_in + b * 3 * rs + c0 : nullptr;
+    // Whole aligned vectors at every step: C a multiple of 4 and x, y aligned.
+    const bool vec = channels % E == 0 && reinterpret_cast<size_t>(x) % sizeof(V) == 0 &&
+                     reinterpret_cast<size_t>(y) % sizeof(V) == 0;
+    const int ce = channels - c0 < E ? channels - c0 : E; // channels of this thread
+    float wc[E][4], bc[E];
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        const int c = e < ce ? c0 + e : c0;
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+            wc[e][k] = to_float(w[c * 4 + k]);
+        bc[e] = bias ? to_float(bias[c]) : 0.0f;
+    }
+    // One step's E channels (zeros past C).
+    const auto load = [&](int t, float (&v)[E]) {
+        if (t < 0) {
+#pragma unroll
+            for (int e = 0; e < E; ++e)
+                v[e] = sb && e < ce ? to_float(sb[(3 + t) * rs + e]) : 0.0f;
+        } else if (vec) {
+            const V r = *reinterpret_cast<const V*>(xb + t * rs);
+#pragma unroll
+            for (int e = 0; e < E; ++e)
+                v[e] = C::get(r, e);
+        } else {
+#pragma unroll
+            for (int e = 0; e < E; ++e)
+                v[e] = e < ce ? to_float(xb[t * rs + e]) : 0.0f;
+        }
+    };
+    float p[3][E];
+#pragma unroll
+    for (int k = 0; k < 3; ++k)
+        load(t0 - 3 + k, p[k]);
+    const int n = steps - t0 < L ? steps - t0 : L;
+    const auto step = [&](int s, const float (&xt)[E]) {
+        float ys[E];
+#pragma unroll
+        for (int e = 0; e < E; ++e)
+            ys[e] = conv_step(bc[e], p[0][e], p[1][e], p[2][e], xt[e], wc[e]);
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
+            p[0][e] = p[1][e];
+            p[1][e] = p[2][e];
+            p[2][e] = xt[e];
+        }
+        T* yt = yb + (t0 + s) * rs;
+        if (vec) {
+            V out;
+#pragma unroll
+            for (int e = 0; e < E; e += 2)
+                C::set2(out, e, ys[e], ys[e + 1]);
+            *reinterpret_cast<V*>(yt) = out;
+        } else {
+#pragma unroll
+            for (int e = 0; e < E; ++e)
+                if (e < ce)
+                    yt[e] = store_value<T>(ys[e]);
+        }
+    };
+    if (n == L && vec) {
+        // A whole tile: every step's load issued before the first is used.
+        V raw[L];
+#pragma unroll
+        for (int s = 0; s < L; ++s)
+            raw[s] = *reinterpret_cast<const V*>(xb + (t0 + s) * rs);
+#pragma unroll
+        for (int s = 0; s < L; ++s) {
+            float xt[E];
+#pragma unroll
+            for (int e = 0; e < E; ++e)
+                xt[e] = C::get(raw[s], e);
+            step(s, xt);
+        }
+    } else {
+        for (int s = 0; s < n; ++s) {
+            float xt[E];
+            load(t0 + s, xt);
+            step(s, xt);
+        }
+    }
+    // The carry-out, steps T - 3 .. T - 1 as they came (from the carry-in where T < 3).
+    if (state_out && t0 + n == steps)
+#pragma unroll
+        for (int k = 0; k < 3; ++k) {
+            const int t = steps - 3 + k;
+#pragma unroll
+            for (int e = 0; e < E; ++e)
+                if (e < ce)
+                    state_out[b * 3 * rs + k * rs + c0 + e] =
+                        t >= 0 ? xb[t * rs + e] : (sb ? sb[(3 + t) * rs + e] : from_float<T>(0.0f));
+        }
+}
+
+extern "C" __global__ void __launch_bounds__(CONV_BLOCK)
+    conv1d_cl_f32(const float* x, const float* w, const float* bias, const float* state_in,
+                  float* y, float* state_out, int batch, int channels, int steps) {
+    conv1d_cl(x, w, bias, state_in, y, state_out, batch, channels, steps);
+}
+
+extern "C" __global__ void __launch_bounds__(CONV_BLOCK)
+    conv1d_cl_bf16(const bf16* x, const bf16* w, const bf16* bias, const bf16* state_in, bf16* y,
+                   bf16* state_out, int batch, int channels, int steps) {
+    conv1d_cl(x, w, bias, state_in, y, state_out, batch, channels, steps);
 }
 
 template <class T>

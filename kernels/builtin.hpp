@@ -14,6 +14,10 @@ void rms_norm_reference_io(ReferenceIo& io);
 KernelContract conv1d_contract();
 /// The contract's float64 reference, registered as "conv1d".
 void conv1d_reference_io(ReferenceIo& io);
+/// kernels/conv1d.cpp: conv1d channel-last, x and y [B, T, C], the states [B, 3, C].
+KernelContract conv1d_cl_contract();
+/// The contract's float64 reference, registered as "conv1d_cl".
+void conv1d_cl_reference_io(ReferenceIo& io);
 /// kernels/conv1d.cpp: one decode step of conv1d, the state rolled in place.
 KernelContract conv1d_update_contract();
 /// The contract's float64 reference, registered as "conv1d_update".

@@ -10,32 +10,52 @@ namespace kjit {
 void conv1d_reference(std::span<const double> x, std::span<const double> w,
                       std::span<const double> bias, std::span<const double> state_in,
                       std::span<double> y, std::span<double> state_out, int batch, int channels,
-                      int steps, bool silu) {
+                      int steps, bool silu, bool channel_last) {
     for (long long row = 0; row < static_cast<long long>(batch) * channels; ++row) {
+        const long long b = row / channels;
         const int c = static_cast<int>(row % channels);
+        // Element t of the row in x and y, element k of its state.
+        const auto at = [&](int t) {
+            return channel_last ? (b * steps + t) * channels + c : row * steps + t;
+        };
+        const auto state_at = [&](int k) {
+            return channel_last ? (b * 3 + k) * channels + c : row * 3 + k;
+        };
         const auto xx = [&](int t) {
             if (t >= 0)
-                return x[row * steps + t];
-            return state_in.empty() ? 0.0 : state_in[row * 3 + 3 + t];
+                return x[at(t)];
+            return state_in.empty() ? 0.0 : state_in[state_at(3 + t)];
         };
         for (int t = 0; t < steps; ++t) {
             double z = bias.empty() ? 0.0 : bias[c];
             for (int k = 0; k < 4; ++k)
                 z += w[c * 4 + k] * xx(t - 3 + k);
-            y[row * steps + t] = silu ? z / (1.0 + std::exp(-z)) : z;
+            y[at(t)] = silu ? z / (1.0 + std::exp(-z)) : z;
         }
         for (int k = 0; k < 3; ++k)
-            state_out[row * 3 + k] = xx(steps - 3 + k);
+            state_out[state_at(k)] = xx(steps - 3 + k);
     }
 }
 
 namespace detail {
 
-void conv1d_reference_io(ReferenceIo& io) {
+namespace {
+
+void sequence_reference_io(ReferenceIo& io, bool channel_last) {
     conv1d_reference(io.input("x"), io.input("w"), io.input("bias"), io.input("state_in"),
                      io.output("y"), io.output("state_out"), static_cast<int>(io.shape("b")),
                      static_cast<int>(io.shape("c")), static_cast<int>(io.shape("t")),
-                     io.define("CONV_SILU") != 0);
+                     io.define("CONV_SILU") != 0, channel_last);
+}
+
+} // namespace
+
+void conv1d_reference_io(ReferenceIo& io) {
+    sequence_reference_io(io, false);
+}
+
+void conv1d_cl_reference_io(ReferenceIo& io) {
+    sequence_reference_io(io, true);
 }
 
 KernelContract conv1d_contract() {
@@ -91,6 +111,25 @@ KernelContract conv1d_contract() {
     // One tile, a length that is no multiple of the tile (the element-by-element path), and
     // the production length at fewer channels.
     c.digest_shapes = {"b=1,c=4,t=8", "b=2,c=64,t=37", "b=2,c=256,t=1300"};
+    return c;
+}
+
+KernelContract conv1d_cl_contract() {
+    // conv1d's arguments, bytes, FLOPs and shapes, channel-last: x and y [B, T, C], the states
+    // [B, 3, C] (causal-conv1d's channel-last layout, and Mamba2's xBC), the same counts.
+    KernelContract c = conv1d_contract();
+    c.name = "conv1d_cl";
+    c.source = "conv1d"; // one chain of FMAs for every layout
+    c.defines = {{"CONV_CL_STEPS", "8"}, {"CONV_BLOCK", "64"}, {"CONV_SILU", "1"}};
+    // A thread per 4 channels and CONV_CL_STEPS steps; a step's index is 32-bit in the kernel.
+    c.preconditions = {{"t <= 2147483647 - CONV_CL_STEPS",
+                        "t={t} is past the kernel's 32-bit step indices: at most 2147483647 - "
+                        "CONV_CL_STEPS with CONV_CL_STEPS={CONV_CL_STEPS}"}};
+    c.pipeline = {launch_step({{DType::f32, "conv1d_cl_f32"}, {DType::bf16, "conv1d_cl_bf16"}},
+                              {"ceil_div(b * ceil_div(t, CONV_CL_STEPS) * ceil_div(c, 4), "
+                               "CONV_BLOCK)"},
+                              {"CONV_BLOCK"})};
+    c.reference = "conv1d_cl";
     return c;
 }
 

@@ -69,6 +69,7 @@ void drain(Registry& r) {
                  {Pending{detail::rms_norm_contract, detail::rms_norm_reference_io},
                   Pending{detail::conv1d_contract, detail::conv1d_reference_io},
                   Pending{detail::conv1d_update_contract, detail::conv1d_update_reference_io},
+                  Pending{detail::conv1d_cl_contract, detail::conv1d_cl_reference_io},
                   Pending{detail::delta_rule_contract, detail::delta_rule_reference_io}})
                 add_pending(r, p);
         }

@@ -72,7 +72,7 @@ TEST_CASE("shapes parse against the kernel's keys and mistakes are named") {
           std::vector<std::string>{"rows=1,n=7", "rows=2,n=7"});
     CHECK_THROWS_WITH_AS(kernel_contract("rms_nrom"),
                          "no bench or digest case for kernel 'rms_nrom' (known: rms_norm, "
-                         "conv1d, conv1d_update, delta_rule)",
+                         "conv1d, conv1d_update, conv1d_cl, delta_rule)",
                          NotFoundError);
     const Defines d =
         merge_defines(kc.defines, std::vector<std::string>{"RMS_BLOCK=1024", "X"});
@@ -159,7 +159,7 @@ TEST_CASE("kjit bench and kjit digest name usage errors and exit 2") {
     Run r = run_kjit("bench rms_nrom");
     CHECK(r.code == 2);
     CHECK(contains(r.out, "no bench or digest case for kernel 'rms_nrom' (known: rms_norm, "
-                          "conv1d, conv1d_update, delta_rule)"));
+                          "conv1d, conv1d_update, conv1d_cl, delta_rule)"));
     r = run_kjit("bench rms_norm --shape rows=8");
     CHECK(r.code == 2);
     CHECK(contains(r.out, "bad shape 'rows=8': n is missing"));

@@ -15,6 +15,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -47,6 +48,20 @@ std::vector<std::vector<double>> adapter(const std::string& kernel, const std::s
 
 std::string hex_digest(const HostBuffer& b) {
     return hex64(digest(b));
+}
+
+/// x [b, c, t], w, bias and a carry-in state of smooth values, for the conv1d references.
+std::array<std::vector<double>, 4> conv1d_values(int b, int c, int t) {
+    std::vector<double> x(b * c * t), w(c * 4), bias(c), state(b * c * 3);
+    for (std::size_t i = 0; i < x.size(); ++i)
+        x[i] = std::sin(0.7 * static_cast<double>(i));
+    for (std::size_t i = 0; i < w.size(); ++i)
+        w[i] = std::cos(1.3 * static_cast<double>(i));
+    for (std::size_t i = 0; i < bias.size(); ++i)
+        bias[i] = 0.1 * static_cast<double>(i) - 0.2;
+    for (std::size_t i = 0; i < state.size(); ++i)
+        state[i] = 0.5 - 0.05 * static_cast<double>(i);
+    return {x, w, bias, state};
 }
 
 } // namespace
@@ -143,15 +158,7 @@ TEST_CASE("the conv1d_update contract rolls the state in place from conv1d's sou
 TEST_CASE("the conv1d_update reference is one more step of the sequence reference") {
     // x over T + 1 steps through conv1d equals T steps and then one update of the carry.
     const int b = 2, c = 3, t = 5;
-    std::vector<double> x(b * c * (t + 1)), w(c * 4), bias(c), state0(b * c * 3);
-    for (std::size_t i = 0; i < x.size(); ++i)
-        x[i] = std::sin(0.7 * static_cast<double>(i));
-    for (std::size_t i = 0; i < w.size(); ++i)
-        w[i] = std::cos(1.3 * static_cast<double>(i));
-    for (std::size_t i = 0; i < bias.size(); ++i)
-        bias[i] = 0.1 * static_cast<double>(i) - 0.2;
-    for (std::size_t i = 0; i < state0.size(); ++i)
-        state0[i] = 0.5 - 0.05 * static_cast<double>(i);
+    const auto [x, w, bias, state0] = conv1d_values(b, c, t + 1);
     std::vector<double> y_all(x.size()), state_all(state0.size());
     conv1d_reference(x, w, bias, state0, y_all, state_all, b, c, t + 1, true);
     std::vector<double> head(b * c * t), last(b * c);
@@ -167,6 +174,53 @@ TEST_CASE("the conv1d_update reference is one more step of the sequence referenc
     CHECK(out[0] == state_all);
     for (int r = 0; r < b * c; ++r)
         CHECK(out[1][r] == y_all[r * (t + 1) + t]);
+}
+
+TEST_CASE("the conv1d_cl contract is conv1d channel-last from conv1d's source") {
+    const KernelContract& kc = kernel_contract("conv1d_cl");
+    CHECK(kc.source_name() == "conv1d");
+    CHECK(defines_text(kc.defines) == "CONV_BLOCK=64 CONV_CL_STEPS=8 CONV_SILU=1");
+    const CasePlan f = plan_at("conv1d_cl", "b=8,c=4096,t=1300", DType::f32);
+    CHECK(f.entry() == "conv1d_cl_f32");
+    CHECK(names(f, f.inputs) == std::vector<std::string>{"x", "w", "bias", "state_in"});
+    CHECK(names(f, f.outputs) == std::vector<std::string>{"y", "state_out"});
+    CHECK(f.bytes == (2 * 8 * 4096 * 1300 + 5 * 4096 + 2 * 8 * 4096 * 3) * 4);
+    // A thread per 4 channels and 8 steps: 8 x 163 x 1024 threads, 64 to a block.
+    CHECK(f.main_launch().grid.x == 8 * 163 * 1024 / 64);
+    // 4 channels a thread in either dtype: 2048 threads at 8192 channels.
+    CHECK(plan_at("conv1d_cl", "b=1,c=8192,t=16", DType::bf16, {{"CONV_CL_STEPS", "16"}})
+              .main_launch()
+              .grid.x == 2048 / 64);
+    // 3 x 2 x 3 threads (5 channels: two groups, the second of one channel), one block.
+    CHECK(plan_at("conv1d_cl", "b=3,c=5,t=37", DType::f32, {{"CONV_CL_STEPS", "16"}})
+              .main_launch()
+              .grid.x == 1);
+    CHECK(plan_at("conv1d_cl", "b=3,c=5,t=37", DType::bf16).entry() == "conv1d_cl_bf16");
+}
+
+TEST_CASE("the channel-last reference is the row reference on the transposed tensors") {
+    const int b = 2, c = 3, t = 5;
+    const auto [x, w, bias, state] = conv1d_values(b, c, t);
+    // [B, R, S] -> [B, S, R]
+    const auto swap = [&](const std::vector<double>& v, int r, int s) {
+        std::vector<double> out(v.size());
+        for (int i = 0; i < b; ++i)
+            for (int j = 0; j < r; ++j)
+                for (int k = 0; k < s; ++k)
+                    out[(i * s + k) * r + j] = v[(i * r + j) * s + k];
+        return out;
+    };
+    std::vector<double> y(x.size()), out(state.size()), y_cl(x.size()), out_cl(state.size());
+    conv1d_reference(x, w, bias, state, y, out, b, c, t, true);
+    conv1d_reference(swap(x, c, t), w, bias, swap(state, c, 3), y_cl, out_cl, b, c, t, true, true);
+    CHECK(y_cl == swap(y, c, t));
+    CHECK(out_cl == swap(out, c, 3));
+    // Through the contract's registered reference.
+    const CasePlan plan = plan_at("conv1d_cl", "b=2,c=3,t=5", DType::f32);
+    const std::vector<std::vector<double>> inputs = {swap(x, c, t), w, bias, swap(state, c, 3)};
+    const auto ref = reference_outputs(plan, std::span<const std::vector<double>>(inputs));
+    CHECK(ref[0] == y_cl);
+    CHECK(ref[1] == out_cl);
 }
 
 TEST_CASE("the delta_rule contract updates the state in place") {
@@ -447,7 +501,7 @@ TEST_CASE("the default check cases cover every contract in every dtype and are a
                   {"CONV_SEGS", "0"},
                   {"CONV_SILU", "0"},
                   {"CONV_TILE", "16"}});
-    CHECK(cases.size() == 22);
+    CHECK(cases.size() == 27);
     CHECK(cases[4].dtype == DType::f32); // rms_norm's five f32 cases, then its bf16 ones
     CHECK(cases[5].dtype == DType::bf16);
 }

@@ -43,11 +43,11 @@ TEST_CASE("the fixture kjit knows the fixture contract and kjit does not") {
     INFO(r.out);
     CHECK(r.code == 2);
     CHECK(contains(r.out, "no bench or digest case for kernel 'no_such_kernel' (known: rms_norm, "
-                          "conv1d, conv1d_update, delta_rule, axpy)"));
+                          "conv1d, conv1d_update, conv1d_cl, delta_rule, axpy)"));
     r = run_kjit("bench axpy");
     CHECK(r.code == 2);
     CHECK(contains(r.out, "no bench or digest case for kernel 'axpy' (known: rms_norm, conv1d, "
-                          "conv1d_update, delta_rule)"));
+                          "conv1d_update, conv1d_cl, delta_rule)"));
     // The shape keys come from the contract, before any device is touched.
     r = run_fixture_kjit("bench axpy --shape m=5");
     CHECK(r.code == 2);
@@ -92,7 +92,7 @@ TEST_CASE("kjit sweep --dry-run compiles every variant of the fixture kernel's s
     r = run_kjit("sweep --dry-run " + file + " --src " + kFixtureDir);
     CHECK(r.code == 2);
     CHECK(contains(r.out, "no contract for kernel 'axpy' (known: rms_norm, conv1d, "
-                          "conv1d_update, delta_rule)"));
+                          "conv1d_update, conv1d_cl, delta_rule)"));
 }
 
 } // TEST_SUITE

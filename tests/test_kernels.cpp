@@ -17,7 +17,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -41,6 +43,59 @@ struct Fixture : test::GpuEngine {
         return prepare_arms(engine, c, {d}, device).front();
     }
 };
+
+/// The outputs of one launch of `plan` on `inputs` (bytes, plan.outputs order), every buffer
+/// `off` bytes past its allocation's 16-byte alignment, the inputs named in `null` passed as
+/// null pointers, the outputs filled with 0xff first (NaN in fp32 and bf16: an element left
+/// unwritten differs).
+std::vector<std::vector<unsigned char>> run_offset(const PreparedArm& arm, const CasePlan& plan,
+                                                   const std::vector<HostBuffer>& inputs,
+                                                   std::size_t off,
+                                                   const std::vector<std::string>& null = {}) {
+    std::vector<DeviceBuffer> owned;
+    std::vector<CUdeviceptr> ptrs;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const std::string& name = plan.buffers[plan.inputs[i]].name;
+        if (std::find(null.begin(), null.end(), name) != null.end()) {
+            ptrs.push_back(0);
+            continue;
+        }
+        std::vector<std::byte> padded(off + inputs[i].bytes.size() + 16);
+        std::memcpy(padded.data() + off, inputs[i].bytes.data(), inputs[i].bytes.size());
+        owned.push_back(DeviceBuffer::from<std::byte>(padded));
+        ptrs.push_back(owned.back().ptr() + off);
+    }
+    const std::size_t first_out = owned.size();
+    for (std::size_t o : plan.outputs) {
+        owned.emplace_back(plan.buffers[o].bytes() + 2 * 16);
+        owned.back().fill_bytes(0xff);
+        ptrs.push_back(owned.back().ptr() + off);
+    }
+    const Stream stream;
+    enqueue_case(plan, arm.functions(plan), ptrs, stream.handle());
+    stream.synchronize();
+    std::vector<std::vector<unsigned char>> got;
+    for (std::size_t k = 0; k < plan.outputs.size(); ++k) {
+        const DeviceBuffer& b = owned[first_out + k];
+        std::vector<unsigned char> bytes(b.bytes());
+        b.download(bytes.data(), bytes.size());
+        const auto from = bytes.begin() + static_cast<long>(off);
+        got.emplace_back(from, from + static_cast<long>(plan.buffers[plan.outputs[k]].bytes()));
+    }
+    return got;
+}
+
+/// [B, R, S] elements of `es` bytes to [B, S, R].
+std::vector<std::byte> transposed(std::span<const std::byte> in, std::size_t es, long long b,
+                                  long long r, long long s) {
+    std::vector<std::byte> out(in.size());
+    for (long long i = 0; i < b; ++i)
+        for (long long j = 0; j < r; ++j)
+            for (long long k = 0; k < s; ++k)
+                std::memcpy(out.data() + ((i * s + k) * r + j) * es,
+                            in.data() + ((i * r + j) * s + k) * es, es);
+    return out;
+}
 
 } // namespace
 
@@ -78,7 +133,7 @@ TEST_CASE("the fixture contract linked into this binary is registered with no li
     std::vector<std::string> names;
     for (const KernelContract* c : kernel_contracts())
         names.push_back(c->name);
-    CHECK(names == std::vector<std::string>{"rms_norm", "conv1d", "conv1d_update", "delta_rule",
+    CHECK(names == std::vector<std::string>{"rms_norm", "conv1d", "conv1d_update", "conv1d_cl", "delta_rule",
                                                  "axpy"});
     const KernelContract& axpy = kernel_contract("axpy");
     CHECK(axpy.args.at(1).role == ArgRole::in_out);
@@ -195,46 +250,14 @@ TEST_CASE("conv1d over the rows laid end to end (CONV_FLAT) keeps the row walk's
                               "b=2,c=9,t=61", "b=2,c=3,t=4999"})
         for (DType d : {DType::f32, DType::bf16}) {
             const std::size_t es = dtype_size(d);
-            // y and state_out, as bytes, from a launch with x, w, bias and the state at
-            // `off` elements past 16-byte alignment (bias and state_in null without `carry`).
+            // y and state_out from a launch with every buffer one element off alignment or
+            // not, bias and state_in null without `carry`.
             const auto run = [&](const Defines& defines, bool misaligned, bool carry) {
                 const CasePlan plan = plan_at("conv1d", shape, d, defines);
-                const PreparedArm arm = f.prepare("conv1d", defines);
-                const std::vector<HostBuffer> inputs = generated_inputs(plan, seed);
-                const std::size_t off = misaligned ? es : 0;
-                std::vector<DeviceBuffer> owned;
-                std::vector<CUdeviceptr> ptrs;
-                for (std::size_t i = 0; i < inputs.size(); ++i) {
-                    const std::string& name = plan.buffers[plan.inputs[i]].name;
-                    if (!carry && (name == "bias" || name == "state_in")) {
-                        ptrs.push_back(0);
-                        continue;
-                    }
-                    std::vector<std::byte> padded(off + inputs[i].bytes.size() + 16);
-                    std::memcpy(padded.data() + off, inputs[i].bytes.data(),
-                                inputs[i].bytes.size());
-                    owned.push_back(DeviceBuffer::from<std::byte>(padded));
-                    ptrs.push_back(owned.back().ptr() + off);
-                }
-                std::vector<std::size_t> outs;
-                for (std::size_t o : plan.outputs) {
-                    owned.emplace_back(plan.buffers[o].bytes() + 2 * 16);
-                    owned.back().fill_bytes(0xff); // NaN: an unwritten element differs
-                    ptrs.push_back(owned.back().ptr() + off);
-                    outs.push_back(owned.size() - 1);
-                }
-                const Stream stream;
-                enqueue_case(plan, arm.functions(plan), ptrs, stream.handle());
-                stream.synchronize();
-                std::vector<unsigned char> got;
-                for (std::size_t k = 0; k < outs.size(); ++k) {
-                    std::vector<unsigned char> bytes(owned[outs[k]].bytes());
-                    owned[outs[k]].download(bytes.data(), bytes.size());
-                    const auto from = bytes.begin() + static_cast<long>(off);
-                    got.insert(got.end(), from,
-                               from + static_cast<long>(plan.buffers[plan.outputs[k]].bytes()));
-                }
-                return got;
+                return run_offset(f.prepare("conv1d", defines), plan,
+                                  generated_inputs(plan, seed), misaligned ? es : 0,
+                                  carry ? std::vector<std::string>{}
+                                        : std::vector<std::string>{"bias", "state_in"});
             };
             for (bool misaligned : {false, true})
                 for (bool carry : {true, false}) {
@@ -246,6 +269,63 @@ TEST_CASE("conv1d over the rows laid end to end (CONV_FLAT) keeps the row walk's
                         CHECK(run(v, misaligned, carry) == base);
                     }
                 }
+        }
+}
+
+TEST_CASE("conv1d_cl is conv1d on the transposed tensors bit for bit") {
+    // Channel-last (x, y [B, T, C], the states [B, 3, C]) against the row kernel, whose bits the
+    // tests above settle: channel counts of whole 4-channel vectors and not (5, 67), lengths of
+    // whole tiles and not, rows shorter than the three steps before (t = 2), at several steps
+    // per thread and blocks; with the carry-in state and bias and without (null); x and y one
+    // element off alignment (the element path).
+    KJIT_REQUIRE_DEVICE();
+    Fixture f;
+    KJIT_TEST_RANDOM_SEED(seed);
+    const std::vector<Defines> variants = {{{"CONV_CL_STEPS", "8"}, {"CONV_BLOCK", "64"}},
+                                           {{"CONV_CL_STEPS", "4"}, {"CONV_BLOCK", "256"}},
+                                           {{"CONV_CL_STEPS", "16"}, {"CONV_BLOCK", "128"}},
+                                           {{"CONV_CL_STEPS", "32"}, {"CONV_BLOCK", "32"}}};
+    for (const char* shape :
+         {"b=2,c=64,t=1304", "b=3,c=5,t=37", "b=2,c=67,t=64", "b=2,c=12,t=2", "b=1,c=256,t=8"})
+        for (DType d : {DType::f32, DType::bf16}) {
+            const std::size_t es = dtype_size(d);
+            const CasePlan rows = plan_at("conv1d", shape, d);
+            const std::vector<HostBuffer> in = generated_inputs(rows, seed);
+            const long long b = rows.shape.at("b"), c = rows.shape.at("c"), t = rows.shape.at("t");
+            // The same values channel-last: x [B, C, T] -> [B, T, C], state_in [B, C, 3] ->
+            // [B, 3, C]; w and bias as they are.
+            std::vector<HostBuffer> cl_in = in;
+            for (HostBuffer& h : cl_in)
+                if (h.name == "x")
+                    h.bytes = transposed(h.bytes, es, b, c, t);
+                else if (h.name == "state_in")
+                    h.bytes = transposed(h.bytes, es, b, c, 3);
+            for (bool carry : {true, false}) {
+                const std::vector<std::string> null =
+                    carry ? std::vector<std::string>{} : std::vector<std::string>{"bias", "state_in"};
+                const auto want = run_offset(f.prepare("conv1d"), rows, in, 0, null);
+                for (const Defines& v : variants)
+                    for (bool misaligned : {false, true}) {
+                        INFO(dtype_name(d) << " " << shape << " " << defines_text(v)
+                                           << (misaligned ? " misaligned" : "")
+                                           << (carry ? "" : " no carry-in, no bias"));
+                        const CasePlan cl = plan_at("conv1d_cl", shape, d, v);
+                        const auto got = run_offset(f.prepare("conv1d_cl", v), cl, cl_in,
+                                                    misaligned ? es : 0, null);
+                        REQUIRE(got.size() == 2);
+                        const auto bytes = [](const std::vector<unsigned char>& u) {
+                            return std::span(reinterpret_cast<const std::byte*>(u.data()),
+                                             u.size());
+                        };
+                        const auto same = [&](std::span<const std::byte> a,
+                                              std::span<const std::byte> w) {
+                            return std::equal(a.begin(), a.end(), w.begin(), w.end());
+                        };
+                        // y [B, T, C] and state_out [B, 3, C] back to the row kernel's layouts
+                        CHECK(same(transposed(bytes(got[0]), es, b, t, c), bytes(want[0])));
+                        CHECK(same(transposed(bytes(got[1]), es, b, 3, c), bytes(want[1])));
+                    }
+            }
         }
 }
 
@@ -442,26 +522,7 @@ TEST_CASE("rms_norm is bit-identical across block widths and row groups and load
                 }
             // One element of padding in front: the same values, no longer 16-byte aligned, so
             // the element-by-element path runs.
-            const std::size_t off = misaligned ? es : 0;
-            std::vector<DeviceBuffer> owned;
-            std::vector<CUdeviceptr> ptrs;
-            for (const HostBuffer& in : inputs) {
-                std::vector<std::byte> padded(off + in.bytes.size() + 16);
-                std::memcpy(padded.data() + off, in.bytes.data(), in.bytes.size());
-                owned.push_back(DeviceBuffer::from<std::byte>(padded));
-                ptrs.push_back(owned.back().ptr() + off);
-            }
-            const std::size_t y_bytes = plan.buffers[plan.outputs[0]].bytes();
-            owned.emplace_back(y_bytes + 2 * 16);
-            owned.back().fill_bytes(0xff); // NaN in fp32 and bf16: an unwritten element fails
-            ptrs.push_back(owned.back().ptr() + off);
-            const Stream stream;
-            enqueue_case(plan, arm.functions(plan), ptrs, stream.handle());
-            stream.synchronize();
-            std::vector<unsigned char> bytes(owned.back().bytes());
-            owned.back().download(bytes.data(), bytes.size());
-            return std::vector<unsigned char>(bytes.begin() + static_cast<long>(off),
-                                              bytes.begin() + static_cast<long>(off + y_bytes));
+            return run_offset(arm, plan, inputs, misaligned ? es : 0).front();
         };
         const auto base = run({{"RMS_BLOCK", "256"}}, false);
         CHECK(run({{"RMS_BLOCK", "64"}}, false) == base);

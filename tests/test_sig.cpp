@@ -210,7 +210,7 @@ TEST_SUITE("lint") {
         }
         const Run shipped = run_kjit("sig --verify " + kKernels.string());
         CHECK(shipped.code == 0);
-        CHECK(contains(shipped.out, "verify: 7 of 7 kernel(s) agree with the PTX (0 not checked); "
+        CHECK(contains(shipped.out, "verify: 9 of 9 kernel(s) agree with the PTX (0 not checked); "
                                     "3 translation unit(s) compiled, 0 did not"));
     }
 

@@ -422,11 +422,11 @@ TEST_CASE("every broken sweep fixture is reported at its file:line:col with exit
         {"shape_value_fraction.toml", "7:14: error: 'n / 3' = 682.666667 is not a whole number"},
         {"shape_value_names_param.toml", "8:14: error: bad expression 'RMS_BLOCK * 8': Unexpected token \"RMS_BLOCK\" found at position 0. (a [sweep] list's expressions read the shape and the fixed defines)"},
         {"syntax.toml", "2:7: error: Error while parsing table header: expected ']'"},
-        {"unknown_contract.toml", "1:10: error: no contract for kernel 'rms_nrom' (known: rms_norm, conv1d, conv1d_update, delta_rule); a kernel without one declares its launch inline: [launch] and [[args]]"},
+        {"unknown_contract.toml", "1:10: error: no contract for kernel 'rms_nrom' (known: rms_norm, conv1d, conv1d_update, conv1d_cl, delta_rule); a kernel without one declares its launch inline: [launch] and [[args]]"},
         {"unknown_kernel.toml", "1:10: error: unknown kernel 'rms_nrom' (known kernels: conv1d, delta_rule, rms_norm)"},
         {"unknown_key.toml", "7:2: error: unknown key 'swep' in the sweep file; did you mean 'sweep'?"},
         {"unknown_name.toml", "12:9: error: bad expression 'rowz': Unexpected token \"rowz\" found at position 0."},
-        {"unknown_reference.toml", "12:13: error: no float64 reference is registered as 'rms_nrom' (known: conv1d, conv1d_update, delta_rule, rms_norm)"},
+        {"unknown_reference.toml", "12:13: error: no float64 reference is registered as 'rms_nrom' (known: conv1d, conv1d_cl, conv1d_update, delta_rule, rms_norm)"},
         {"unknown_type.toml", "22:8: error: unknown type 'f16*' (known: buffers f32*, bf16*, dtype* "
                                 "(the case's dtype); scalars i32, u32, i64, u64, f32, f64)"},
         {"wrong_type.toml", "4:8: error: 'rows' must be an integer"},
