@@ -55,8 +55,8 @@
 #ifndef CONV_FLAT
 // 1: where the rows are whole aligned chunks, segments are cut from the rows laid end to end
 // (conv1d_flat), so rows shorter than a segment fill every lane; 0: each row is cut apart. At
-// rows of 64 steps (H200) it ran 1.4 - 1.7x as fast as the tuned row cut at batch 4 and c =
-// 4096 - 8192, and 2.3 - 4.8x as fast as the default one at batch 32.
+// rows of 64 steps (H200) it ran 1.25 - 1.8x as fast as the tuned row cut at batch 4 and c =
+// 4096 - 8192, and 2.2 - 4.8x as fast as the default one at batch 32.
 #define CONV_FLAT 0
 #endif
 

@@ -231,10 +231,11 @@ TEST_CASE("conv1d is bit-identical across tiles and blocks and segments per warp
 TEST_CASE("conv1d over the rows laid end to end (CONV_FLAT) keeps the row walk's bits") {
     // Rows of whole chunks shorter than a segment (64, 12 and 4 steps: several rows to a
     // lane's round), rows of several segments and a partial one (1304), and lengths no chunk
-    // divides (61, 4999; bf16 12 and 4 at 8-step chunks), which walk the rows on the flat grid;
-    // tiles, blocks and segments per warp; with the carry-in state and bias and without (null);
-    // x and y one element off 16-byte alignment, where the kernel walks the rows, striding over
-    // the flat grid. Every output byte equals the row walk's (CONV_FLAT 0) under the same inputs.
+    // divides (61, 4999; bf16 12 and 4 at 8-step chunks), which the contract gives the row
+    // walk's grid; tiles, blocks and segments per warp; with the carry-in state and bias and
+    // without (null); x and y one element off 16-byte alignment, where the kernel walks the
+    // rows, striding over the flat grid. Every output byte equals the row walk's (CONV_FLAT 0)
+    // under the same inputs.
     KJIT_REQUIRE_DEVICE();
     Fixture f;
     KJIT_TEST_RANDOM_SEED(seed);
