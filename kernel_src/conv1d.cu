@@ -147,6 +147,59 @@ __device__ __forceinline__ unsigned divmod(unsigned v, int d, unsigned& q) {
     return v - q * u;
 }
 
+/// The chunks of a warp's segments (conv1d_segments, conv1d_flat): E steps a chunk (16 bytes,
+/// or 8 bytes of bf16 when the tile holds no 8), kRounds chunks a lane, kSpan steps a segment,
+/// kSegs segments a warp (CONV_SEGS, or for 0 by element size).
+/// (Enumerators, not static members: NVRTC would emit those as device globals.)
+template <class T> struct Segments {
+    enum : int {
+        E = 16 / sizeof(T) <= CONV_TILE && CONV_TILE % (16 / sizeof(T)) == 0 ? 16 / sizeof(T) : 4,
+        kRounds = CONV_TILE / E,
+        kSpan = 32 * CONV_TILE,
+        kSegs = CONV_SEGS > 0    ? CONV_SEGS
+                : sizeof(T) == 2 ? 4
+                                 : 1,
+    };
+    using C = Chunk<T, E>;
+    using V = typename C::V;
+};
+
+/// The three steps before a lane's chunk xs of one round: the previous lane's last three, lane
+/// 0's from `carry` (the previous round's lane 31, or the carry into the segment), which becomes
+/// this round's lane 31's. Every lane of the warp calls it (shuffles).
+template <int E>
+__device__ __forceinline__ void steps_before(const float (&xs)[E], int lane, float (&carry)[3],
+                                             float (&p)[3]) {
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+        const float up = __shfl_up_sync(0xffffffffu, xs[E - 3 + k], 1);
+        p[k] = lane == 0 ? carry[k] : up;
+        carry[k] = __shfl_sync(0xffffffffu, xs[E - 3 + k], 31);
+    }
+}
+
+/// The E outputs of a chunk xs of one row, p the three steps before it (consumed).
+template <int E>
+__device__ __forceinline__ void conv_chunk(float b, float (&p)[3], const float (&xs)[E],
+                                           const float* wc, float (&ys)[E]) {
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        ys[e] = conv_step(b, p[0], p[1], p[2], xs[e], wc);
+        p[0] = p[1];
+        p[1] = p[2];
+        p[2] = xs[e];
+    }
+}
+
+/// E outputs as one vector of chunk type C, rounded as store_value rounds each.
+template <class C, int E> __device__ __forceinline__ typename C::V packed(const float (&ys)[E]) {
+    typename C::V out;
+#pragma unroll
+    for (int e = 0; e < E; e += 2)
+        C::set2(out, e, ys[e], ys[e + 1]);
+    return out;
+}
+
 #if CONV_FLAT
 /// conv1d over the rows laid end to end, [B * C * T] as one array, where every row is whole
 /// aligned chunks (T a multiple of E, x and y aligned): a segment is 32 * CONV_TILE consecutive
@@ -160,15 +213,12 @@ __device__ __forceinline__ unsigned divmod(unsigned v, int d, unsigned& q) {
 template <class T>
 __device__ __forceinline__ void
 conv1d_flat(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
-            const T* __restrict__ state_in, T* __restrict__ y, T* __restrict__ state_out,
-            int batch, int channels, int steps) {
-    constexpr int E =
-        16 / sizeof(T) <= CONV_TILE && CONV_TILE % (16 / sizeof(T)) == 0 ? 16 / sizeof(T) : 4;
-    constexpr int kRounds = CONV_TILE / E;
-    constexpr int kSpan = 32 * CONV_TILE;
-    constexpr int kSegs = CONV_SEGS > 0 ? CONV_SEGS : sizeof(T) == 2 ? 4 : 1;
-    using C = Chunk<T, E>;
-    using V = typename C::V;
+            const T* __restrict__ state_in, T* __restrict__ y, T* __restrict__ state_out, int batch,
+            int channels, int steps) {
+    using G = Segments<T>;
+    constexpr int E = G::E, kRounds = G::kRounds, kSpan = G::kSpan, kSegs = G::kSegs;
+    using C = typename G::C;
+    using V = typename G::V;
     const int lane = threadIdx.x & 31;
     const long long n = static_cast<long long>(batch) * channels * steps; // elements
     const long long total = (n + kSpan - 1) / kSpan;                      // segments
@@ -217,12 +267,7 @@ conv1d_flat(const T* __restrict__ x, const T* __restrict__ w, const T* __restric
             for (int r = 0; r < kRounds; ++r) {
                 const long long f0 = sg * kSpan + (r * 32 + lane) * E;
                 float p[3];
-#pragma unroll
-                for (int k = 0; k < 3; ++k) {
-                    const float up = __shfl_up_sync(0xffffffffu, xs[r][E - 3 + k], 1);
-                    p[k] = lane == 0 ? carry[k] : up;
-                    carry[k] = __shfl_sync(0xffffffffu, xs[r][E - 3 + k], 31);
-                }
+                steps_before(xs[r], lane, carry, p);
                 long long row; // b * channels + c
                 int t0, c;
                 if (narrow) {
@@ -248,19 +293,9 @@ conv1d_flat(const T* __restrict__ x, const T* __restrict__ w, const T* __restric
                     wc[k] = to_float(w[c * 4 + k]);
                 const float b = bias ? to_float(bias[c]) : 0.0f;
                 float ys[E];
-#pragma unroll
-                for (int e = 0; e < E; ++e) {
-                    ys[e] = conv_step(b, p[0], p[1], p[2], xs[r][e], wc);
-                    p[0] = p[1];
-                    p[1] = p[2];
-                    p[2] = xs[r][e];
-                }
+                conv_chunk(b, p, xs[r], wc, ys);
                 if (in) {
-                    V out;
-#pragma unroll
-                    for (int e = 0; e < E; e += 2)
-                        C::set2(out, e, ys[e], ys[e + 1]);
-                    *reinterpret_cast<V*>(y + f0) = out;
+                    *reinterpret_cast<V*>(y + f0) = packed<C>(ys);
                     // The chunk that ends a row copies its last three steps to the carry-out
                     // (from memory: the bits as they came, a NaN's included).
                     if (state_out && t0 + E == steps)
@@ -279,14 +314,10 @@ __device__ __forceinline__ void
 conv1d_segments(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
                 const T* __restrict__ state_in, T* __restrict__ y, T* __restrict__ state_out,
                 int batch, int channels, int steps) {
-    // Steps per chunk: 16 bytes, or 8 bytes of bf16 when the tile holds no 8.
-    constexpr int E =
-        16 / sizeof(T) <= CONV_TILE && CONV_TILE % (16 / sizeof(T)) == 0 ? 16 / sizeof(T) : 4;
-    constexpr int kRounds = CONV_TILE / E;
-    constexpr int kSpan = 32 * CONV_TILE; // steps per warp segment
-    constexpr int kSegs = CONV_SEGS > 0 ? CONV_SEGS : sizeof(T) == 2 ? 4 : 1;
-    using C = Chunk<T, E>;
-    using V = typename C::V;
+    using G = Segments<T>;
+    constexpr int E = G::E, kRounds = G::kRounds, kSpan = G::kSpan, kSegs = G::kSegs;
+    using C = typename G::C;
+    using V = typename G::V;
     const int lane = threadIdx.x & 31;
     const int segments = (steps + kSpan - 1) / kSpan; // per row
     // The segments of every row, row after row: a warp owns kSegs consecutive ones, so where a
@@ -412,31 +443,14 @@ conv1d_segments(const T* __restrict__ x, const T* __restrict__ w, const T* __res
 #pragma unroll
                 for (int r = 0; r < kRounds; ++r) {
                     const int t0 = s0 + (r * 32 + lane) * E;
-                    // The three steps before this chunk: the previous lane's last three, lane
-                    // 0's from the previous round's lane 31 (or the carry into the segment).
                     float p[3];
-#pragma unroll
-                    for (int k = 0; k < 3; ++k) {
-                        const float up = __shfl_up_sync(0xffffffffu, xs[r][E - 3 + k], 1);
-                        p[k] = lane == 0 ? carry[k] : up;
-                        carry[k] = __shfl_sync(0xffffffffu, xs[r][E - 3 + k], 31);
-                    }
+                    steps_before(xs[r], lane, carry, p);
                     // Past the row's end a lane computes on zeros and stores nothing: no lane
                     // leaves the loop, so every shuffle runs converged.
                     float ys[E];
-#pragma unroll
-                    for (int e = 0; e < E; ++e) {
-                        ys[e] = conv_step(b, p[0], p[1], p[2], xs[r][e], wc);
-                        p[0] = p[1];
-                        p[1] = p[2];
-                        p[2] = xs[r][e];
-                    }
+                    conv_chunk(b, p, xs[r], wc, ys);
                     if (whole(xr, yr, t0)) {
-                        V out;
-#pragma unroll
-                        for (int e = 0; e < E; e += 2)
-                            C::set2(out, e, ys[e], ys[e + 1]);
-                        *reinterpret_cast<V*>(yr + t0) = out;
+                        *reinterpret_cast<V*>(yr + t0) = packed<C>(ys);
                     } else {
 #pragma unroll
                         for (int e = 0; e < E; ++e)
@@ -485,11 +499,10 @@ extern "C" __global__ void CONV_BF16_BOUNDS conv1d_bf16(const bf16* x, const bf1
 /// CONV_CL_STEPS. The three steps before its first are loaded (x, or the carry-in before t = 0);
 /// the thread whose steps end the row writes the carry-out.
 template <class T>
-__device__ __forceinline__ void conv1d_cl(const T* __restrict__ x, const T* __restrict__ w,
-                                          const T* __restrict__ bias,
-                                          const T* __restrict__ state_in, T* __restrict__ y,
-                                          T* __restrict__ state_out, int batch, int channels,
-                                          int steps) {
+__device__ __forceinline__ void
+conv1d_cl(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
+          const T* __restrict__ state_in, T* __restrict__ y, T* __restrict__ state_out, int batch,
+          int channels, int steps) {
     constexpr int E = 4;
     constexpr int L = CONV_CL_STEPS;
     using C = Chunk<T, E>;
@@ -521,7 +534,7 @@ __device__ __forceinline__ void conv1d_cl(const T* __restrict__ x, const T* __re
         bc[e] = bias ? to_float(bias[c]) : 0.0f;
     }
     // One step's E channels (zeros past C).
-    const auto load = [&](int t, float (&v)[E]) {
+    const auto load = [&](int t, float(&v)[E]) {
         if (t < 0) {
 #pragma unroll
             for (int e = 0; e < E; ++e)
@@ -542,7 +555,7 @@ __device__ __forceinline__ void conv1d_cl(const T* __restrict__ x, const T* __re
     for (int k = 0; k < 3; ++k)
         load(t0 - 3 + k, p[k]);
     const int n = steps - t0 < L ? steps - t0 : L;
-    const auto step = [&](int s, const float (&xt)[E]) {
+    const auto step = [&](int s, const float(&xt)[E]) {
         float ys[E];
 #pragma unroll
         for (int e = 0; e < E; ++e)
@@ -555,11 +568,7 @@ __device__ __forceinline__ void conv1d_cl(const T* __restrict__ x, const T* __re
         }
         T* yt = yb + (t0 + s) * rs;
         if (vec) {
-            V out;
-#pragma unroll
-            for (int e = 0; e < E; e += 2)
-                C::set2(out, e, ys[e], ys[e + 1]);
-            *reinterpret_cast<V*>(yt) = out;
+            *reinterpret_cast<V*>(yt) = packed<C>(ys);
         } else {
 #pragma unroll
             for (int e = 0; e < E; ++e)
