@@ -19,9 +19,9 @@
 //
 // conv1d_cl_*: the same convolution channel-last, x, y: [B, T, C] (channels contiguous, the
 // layout Mamba2's xBC has), state_in, state_out: [B, 3, C] (causal-conv1d's channel-last states).
-// A thread owns 4 consecutive channels over CONV_CL_STEPS consecutive steps: one vector load and
-// store per step, coalesced across the warp's channels, and the same chain of fused
-// multiply-adds per output, so its bits are the row kernel's on the transposed tensors.
+// A thread owns CONV_CL_CH (4 or 8) consecutive channels over CONV_CL_STEPS consecutive steps:
+// one vector load and store per step, coalesced across the warp's channels, and the same chain of
+// fused multiply-adds per output, so its bits are the row kernel's on the transposed tensors.
 //
 // conv1d_update_*: one decode step, in place. A token x [B, C] enters the rolling state
 // [B, C, 3] (conv1d's carry layout, so a prefill's state_out is the first step's state):
@@ -52,6 +52,14 @@
 #ifndef CONV_CL_STEPS
 #define CONV_CL_STEPS 8 // conv1d_cl: time steps per thread
 #endif
+#ifndef CONV_CL_SEGS
+#define CONV_CL_SEGS 1 // conv1d_cl: consecutive tiles of CONV_CL_STEPS steps per thread
+#endif
+#ifndef CONV_CL_CH
+// conv1d_cl: channels per thread, 4 or 8: a step's vector is 16 or 32 bytes of fp32, 8 or 16
+// bytes of bf16.
+#define CONV_CL_CH 4
+#endif
 #ifndef CONV_FLAT
 // 1: where the rows are whole aligned chunks, segments are cut from the rows laid end to end
 // (conv1d_flat), so rows shorter than a segment fill every lane; 0: each row is cut apart. At
@@ -64,8 +72,11 @@ static_assert(CONV_TILE % 4 == 0, "CONV_TILE must be a multiple of 4");
 static_assert(CONV_BLOCK % 32 == 0 && CONV_BLOCK <= 1024, "CONV_BLOCK: a multiple of 32, <= 1024");
 static_assert(CONV_SEGS >= 0, "CONV_SEGS must be at least 1, or 0 (by element size)");
 static_assert(CONV_CL_STEPS >= 1, "CONV_CL_STEPS must be at least 1");
+static_assert(CONV_CL_SEGS >= 1, "CONV_CL_SEGS must be at least 1");
+static_assert(CONV_CL_CH == 4 || CONV_CL_CH == 8, "CONV_CL_CH must be 4 or 8");
 
-/// E consecutive elements of T as one vector: 16 bytes (4 fp32, 8 bf16) or 8 bytes (4 bf16).
+/// E consecutive elements of T as one vector: 16 bytes (4 fp32, 8 bf16), 8 bytes (4 bf16) or 32
+/// bytes (8 fp32, two 16-byte loads).
 template <class T, int E> struct Chunk;
 template <> struct Chunk<float, 4> {
     using V = uint4;
@@ -75,6 +86,19 @@ template <> struct Chunk<float, 4> {
     static __device__ __forceinline__ void set2(V& v, int i, float lo, float hi) {
         (i == 0 ? v.x : v.z) = __float_as_uint(lo);
         (i == 0 ? v.y : v.w) = __float_as_uint(hi);
+    }
+};
+struct alignas(16) Words8 {
+    unsigned w[8];
+};
+template <> struct Chunk<float, 8> {
+    using V = Words8;
+    static __device__ __forceinline__ float get(const V& v, int i) {
+        return __uint_as_float(v.w[i]);
+    }
+    static __device__ __forceinline__ void set2(V& v, int i, float lo, float hi) {
+        v.w[i] = __float_as_uint(lo);
+        v.w[i + 1] = __float_as_uint(hi);
     }
 };
 /// fp32 to bf16 bits, round to nearest even: one instruction from sm_80 (a NaN becomes
@@ -494,35 +518,35 @@ extern "C" __global__ void CONV_BF16_BOUNDS conv1d_bf16(const bf16* x, const bf1
     conv1d_segments(x, w, bias, state_in, y, state_out, batch, channels, steps);
 }
 
-/// conv1d channel-last (see the top of the file): thread i owns channels 4 (i % V) .. + 3 of
-/// V = ceil(C / 4) groups, steps L (i / V % tiles) .. + L - 1 of batch i / V / tiles, with L =
-/// CONV_CL_STEPS. The three steps before its first are loaded (x, or the carry-in before t = 0);
-/// the thread whose steps end the row writes the carry-out.
+/// conv1d channel-last (see the top of the file): thread i owns channels E (i % G) .. + E - 1 of
+/// G = ceil(C / E) groups, steps N (i / G % spans) .. + N - 1 of batch i / G / spans: S tiles of
+/// L steps, N = S L, with E = CONV_CL_CH, L = CONV_CL_STEPS and S = CONV_CL_SEGS. The three steps
+/// before its first are loaded (x, or the carry-in before t = 0); the thread whose steps end the
+/// row writes the carry-out.
 template <class T>
 __device__ __forceinline__ void
 conv1d_cl(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
           const T* __restrict__ state_in, T* __restrict__ y, T* __restrict__ state_out, int batch,
           int channels, int steps) {
-    constexpr int E = 4;
-    constexpr int L = CONV_CL_STEPS;
+    constexpr int E = CONV_CL_CH, L = CONV_CL_STEPS, S = CONV_CL_SEGS;
     using C = Chunk<T, E>;
     using V = typename C::V;
     const int groups = (channels + E - 1) / E;
-    const int tiles = (steps + L - 1) / L;
+    const int spans = (steps + S * L - 1) / (S * L); // per row
     const long long i = blockIdx.x * static_cast<long long>(CONV_BLOCK) + threadIdx.x;
-    if (i >= static_cast<long long>(batch) * tiles * groups)
+    if (i >= static_cast<long long>(batch) * spans * groups)
         return;
     const int c0 = static_cast<int>(i % groups) * E;
     const long long rest = i / groups;
-    const int t0 = static_cast<int>(rest % tiles) * L;
-    const long long b = rest / tiles;
+    const int t0 = static_cast<int>(rest % spans) * (S * L);
+    const long long b = rest / spans;
     const long long rs = channels; // elements from one step to the next
     const T* xb = x + b * steps * rs + c0;
     T* yb = y + b * steps * rs + c0;
     const T* sb = state_in ? state_in + b * 3 * rs + c0 : nullptr;
-    // Whole aligned vectors at every step: C a multiple of 4 and x, y aligned.
-    const bool vec = channels % E == 0 && reinterpret_cast<size_t>(x) % sizeof(V) == 0 &&
-                     reinterpret_cast<size_t>(y) % sizeof(V) == 0;
+    // Whole aligned vectors at every step: C a multiple of E and x, y aligned.
+    const bool vec = channels % E == 0 && reinterpret_cast<size_t>(x) % alignof(V) == 0 &&
+                     reinterpret_cast<size_t>(y) % alignof(V) == 0;
     const int ce = channels - c0 < E ? channels - c0 : E; // channels of this thread
     float wc[E][4], bc[E];
 #pragma unroll
@@ -554,7 +578,7 @@ conv1d_cl(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict_
 #pragma unroll
     for (int k = 0; k < 3; ++k)
         load(t0 - 3 + k, p[k]);
-    const int n = steps - t0 < L ? steps - t0 : L;
+    const int n = steps - t0 < S * L ? steps - t0 : S * L; // steps of this thread
     const auto step = [&](int s, const float(&xt)[E]) {
         float ys[E];
 #pragma unroll
@@ -576,25 +600,40 @@ conv1d_cl(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict_
                     yt[e] = store_value<T>(ys[e]);
         }
     };
-    if (n == L && vec) {
-        // A whole tile: every step's load issued before the first is used.
-        V raw[L];
+    // The thread's tiles in turn. A whole tile's loads are all issued before its first step is
+    // used; with more tiles (CONV_CL_SEGS) the next one's are issued into the other buffer
+    // before this one is computed.
+    constexpr int kBufs = S > 1 ? 2 : 1;
+    V raw[kBufs][L];
+    const auto load_tile = [&](V(&r)[L], int ts) {
 #pragma unroll
         for (int s = 0; s < L; ++s)
-            raw[s] = *reinterpret_cast<const V*>(xb + (t0 + s) * rs);
+            r[s] = *reinterpret_cast<const V*>(xb + (ts + s) * rs);
+    };
 #pragma unroll
-        for (int s = 0; s < L; ++s) {
-            float xt[E];
+    for (int k = 0; k < S; ++k) {
+        const int m = S == 1 ? n : n - k * L < L ? n - k * L : L; // steps of tile k
+        if (k > 0 && m <= 0)
+            break;
+        if (m == L && vec) {
+            if (k == 0)
+                load_tile(raw[0], t0);
+            if (S > 1 && n - k * L >= 2 * L) // the next tile is whole
+                load_tile(raw[(k + 1) % kBufs], t0 + (k + 1) * L);
 #pragma unroll
-            for (int e = 0; e < E; ++e)
-                xt[e] = C::get(raw[s], e);
-            step(s, xt);
-        }
-    } else {
-        for (int s = 0; s < n; ++s) {
-            float xt[E];
-            load(t0 + s, xt);
-            step(s, xt);
+            for (int s = 0; s < L; ++s) {
+                float xt[E];
+#pragma unroll
+                for (int e = 0; e < E; ++e)
+                    xt[e] = C::get(raw[k % kBufs][s], e);
+                step(k * L + s, xt);
+            }
+        } else {
+            for (int s = 0; s < m; ++s) {
+                float xt[E];
+                load(t0 + k * L + s, xt);
+                step(k * L + s, xt);
+            }
         }
     }
     // The carry-out, steps T - 3 .. T - 1 as they came (from the carry-in where T < 3).

@@ -120,14 +120,20 @@ KernelContract conv1d_cl_contract() {
     KernelContract c = conv1d_contract();
     c.name = "conv1d_cl";
     c.source = "conv1d"; // one chain of FMAs for every layout
-    c.defines = {{"CONV_CL_STEPS", "8"}, {"CONV_BLOCK", "64"}, {"CONV_SILU", "1"}};
-    // A thread per 4 channels and CONV_CL_STEPS steps; a step's index is 32-bit in the kernel.
-    c.preconditions = {{"t <= 2147483647 - CONV_CL_STEPS",
+    c.defines = {{"CONV_CL_STEPS", "8"},
+                 {"CONV_CL_SEGS", "1"},
+                 {"CONV_CL_CH", "4"},
+                 {"CONV_BLOCK", "64"},
+                 {"CONV_SILU", "1"}};
+    // A thread per CONV_CL_CH channels and CONV_CL_SEGS tiles of CONV_CL_STEPS steps; a step's
+    // index is 32-bit in the kernel.
+    c.preconditions = {{"t <= 2147483647 - CONV_CL_STEPS * CONV_CL_SEGS",
                         "t={t} is past the kernel's 32-bit step indices: at most 2147483647 - "
-                        "CONV_CL_STEPS with CONV_CL_STEPS={CONV_CL_STEPS}"}};
+                        "CONV_CL_STEPS * CONV_CL_SEGS with CONV_CL_STEPS={CONV_CL_STEPS}, "
+                        "CONV_CL_SEGS={CONV_CL_SEGS}"}};
     c.pipeline = {launch_step({{DType::f32, "conv1d_cl_f32"}, {DType::bf16, "conv1d_cl_bf16"}},
-                              {"ceil_div(b * ceil_div(t, CONV_CL_STEPS) * ceil_div(c, 4), "
-                               "CONV_BLOCK)"},
+                              {"ceil_div(b * ceil_div(t, CONV_CL_STEPS * CONV_CL_SEGS) * "
+                               "ceil_div(c, CONV_CL_CH), CONV_BLOCK)"},
                               {"CONV_BLOCK"})};
     c.reference = "conv1d_cl";
     return c;

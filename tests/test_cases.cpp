@@ -179,7 +179,8 @@ TEST_CASE("the conv1d_update reference is one more step of the sequence referenc
 TEST_CASE("the conv1d_cl contract is conv1d channel-last from conv1d's source") {
     const KernelContract& kc = kernel_contract("conv1d_cl");
     CHECK(kc.source_name() == "conv1d");
-    CHECK(defines_text(kc.defines) == "CONV_BLOCK=64 CONV_CL_STEPS=8 CONV_SILU=1");
+    CHECK(defines_text(kc.defines) ==
+          "CONV_BLOCK=64 CONV_CL_CH=4 CONV_CL_SEGS=1 CONV_CL_STEPS=8 CONV_SILU=1");
     const CasePlan f = plan_at("conv1d_cl", "b=8,c=4096,t=1300", DType::f32);
     CHECK(f.entry() == "conv1d_cl_f32");
     CHECK(names(f, f.inputs) == std::vector<std::string>{"x", "w", "bias", "state_in"});
@@ -196,6 +197,22 @@ TEST_CASE("the conv1d_cl contract is conv1d channel-last from conv1d's source") 
               .main_launch()
               .grid.x == 1);
     CHECK(plan_at("conv1d_cl", "b=3,c=5,t=37", DType::bf16).entry() == "conv1d_cl_bf16");
+    // 8 channels and two tiles of 8 steps a thread: 1024 groups x 82 spans x 8 batches (1300
+    // steps are 81 spans of 16 and 4).
+    CHECK(plan_at("conv1d_cl", "b=8,c=8192,t=1300", DType::bf16,
+                  {{"CONV_CL_CH", "8"}, {"CONV_CL_SEGS", "2"}, {"CONV_BLOCK", "128"}})
+              .main_launch()
+              .grid.x == 8 * 82 * 1024 / 128);
+    // 5 channels at 8 a thread: one group, its last three channels past C.
+    CHECK(plan_at("conv1d_cl", "b=3,c=5,t=37", DType::f32,
+                  {{"CONV_CL_CH", "8"}, {"CONV_CL_SEGS", "4"}, {"CONV_BLOCK", "32"}})
+              .main_launch()
+              .grid.x == 1);
+    // The precondition's bound follows the thread's span.
+    CHECK_THROWS_WITH_AS(plan_at("conv1d_cl", "b=1,c=8,t=2147483600", DType::f32,
+                                 {{"CONV_CL_STEPS", "32"}, {"CONV_CL_SEGS", "4"}}),
+                         doctest::Contains("at most 2147483647 - CONV_CL_STEPS * CONV_CL_SEGS"),
+                         ConfigError);
 }
 
 TEST_CASE("the channel-last reference is the row reference on the transposed tensors") {
