@@ -77,4 +77,41 @@ std::string read_text_file(const std::filesystem::path& path, std::string_view w
     return text;
 }
 
+void write_file_atomically(const std::filesystem::path& path, std::string_view bytes,
+                           std::string_view what) {
+    const auto fail = [&](int e) {
+        throw ConfigError("cannot write " + std::string(what) + ": " + std::strerror(e),
+                          path.string());
+    };
+    struct stat st {};
+    const bool special = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+    if (special && S_ISDIR(st.st_mode))
+        fail(EISDIR);
+    const std::string tmp =
+        special ? path.string() : path.string() + ".tmp" + std::to_string(::getpid());
+    const int flags = O_WRONLY | O_CLOEXEC | (special ? 0 : O_CREAT | O_TRUNC | O_NOFOLLOW);
+    Fd f{::open(tmp.c_str(), flags, 0644)};
+    if (f.fd < 0)
+        fail(errno);
+    const auto give_up = [&](int e) {
+        if (!special)
+            ::unlink(tmp.c_str());
+        fail(e);
+    };
+    for (std::size_t done = 0; done < bytes.size();) {
+        const ssize_t n = ::write(f.fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            give_up(n < 0 ? errno : EIO);
+        done += static_cast<std::size_t>(n);
+    }
+    const int fd = f.fd;
+    f.fd = -1;
+    if (::close(fd) != 0)
+        give_up(errno);
+    if (!special && ::rename(tmp.c_str(), path.c_str()) != 0)
+        give_up(errno);
+}
+
 } // namespace kjit

@@ -1,5 +1,6 @@
 #include "jit/compile_pool.hpp"
 
+#include "core/warnings.hpp"
 #include "jit/compile_record.hpp"
 
 #include <fcntl.h>
@@ -248,6 +249,7 @@ class WorkerProcess {
         ::close(to_child[0]);
         ::close(from_child[1]);
         if (rc != 0) {
+            failure_ = std::string("cannot start it: ") + std::strerror(rc);
             pid_ = -1;
             ::close(to_child[1]);
             ::close(from_child[0]);
@@ -278,18 +280,24 @@ class WorkerProcess {
             if (in_ >= 0)
                 ::close(in_);
             in_ = -1;
+            if (failure_.empty())
+                failure_ = "it gave no answer (is it a kjit binary with compile-worker?)";
             return std::nullopt;
         }
         try {
             return decode_outcome(reply, job.options);
-        } catch (const Error&) {
+        } catch (const Error& e) {
+            failure_ = std::string("its answer did not decode: ") + e.what();
             return std::nullopt;
         }
     }
+    /// Why the worker was not used, once it failed.
+    [[nodiscard]] const std::string& failure() const { return failure_; }
 
   private:
     pid_t pid_ = -1;
     int in_ = -1, out_ = -1;
+    std::string failure_;
 };
 
 } // namespace
@@ -310,6 +318,7 @@ std::vector<CompileOutcome> compile_all(std::span<const CompileJob> jobs, int pa
     const int n = std::max(1, std::min<int>(parallelism, static_cast<int>(jobs.size())));
     std::atomic<std::size_t> next{0}, done{0};
     std::mutex progress_mutex;
+    std::once_flag said; // that the worker failed
     const bool use_workers = !worker.empty();
     const auto drain = [&] {
         std::optional<WorkerProcess> proc;
@@ -319,6 +328,13 @@ std::vector<CompileOutcome> compile_all(std::span<const CompileJob> jobs, int pa
             std::optional<CompileOutcome> r;
             if (proc && proc->alive())
                 r = proc->run(jobs[i]);
+            if (proc && !r && !proc->failure().empty()) {
+                // Said once per batch: each compile still succeeds, on a thread.
+                std::call_once(said, [&] {
+                    warn("compile worker " + worker.string() + " not used, " + proc->failure() +
+                         ": compiling on threads");
+                });
+            }
             out[i] = r ? std::move(*r) : compile_here(jobs[i]);
             const std::size_t d = ++done;
             if (progress) {

@@ -62,6 +62,10 @@ bool make_dirs(const fs::path& dir, std::string* why) {
         *why = "cannot create " + dir.string() + ": " + errno_text(errno);
         return false;
     }
+    if (!fs::is_directory(dir, ec)) { // EEXIST: something else has the name
+        *why = "cannot create " + dir.string() + ": it exists and is not a directory";
+        return false;
+    }
     return true;
 }
 

@@ -128,16 +128,16 @@ std::optional<Project> Project::discover(const fs::path& explicit_file) {
 namespace {
 // Whether a TOML file beside the kernels is meant as a shape file: it has [shape] or [[kernel]]
 // or a key close to them (a typo, which the shape-file reader then reports), or it does not
-// parse (reported the same way), or it is empty. A file whose keys are all another tool's
-// (pyproject.toml's [build-system] and [project]) is not read.
+// parse (reported the same way). A file whose keys are all another tool's (pyproject.toml's
+// [build-system] and [project]) is not read, nor is an empty one: it injects nothing, and an
+// empty tuned table (which kjit tune fills) may lie beside the kernels too.
 bool meant_as_shape_file(const fs::path& file) {
     try {
         const auto entries = TomlDocument::load(file, "shape file").root().entries();
-        return entries.empty() ||
-               std::any_of(entries.begin(), entries.end(), [](const TomlEntry& e) {
-                   return e.key == "shape" || e.key == "kernel" ||
-                          !nearest(e.key, {"shape", "kernel"}).empty();
-               });
+        return std::any_of(entries.begin(), entries.end(), [](const TomlEntry& e) {
+            return e.key == "shape" || e.key == "kernel" ||
+                   !nearest(e.key, {"shape", "kernel"}).empty();
+        });
     } catch (const ConfigError&) {
         return true;
     }

@@ -4,8 +4,10 @@
 #include "core/names.hpp"
 #include "core/toml.hpp"
 #include "jit/compile_options.hpp"
+#include "jit/project.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace kjit {
 
@@ -90,6 +92,48 @@ KernelSpec read_kernel(const TomlTable& t, SourceLocation& fallback_at) {
     return spec;
 }
 
+/// `names` as "a, b, c".
+std::string joined(const std::set<std::string>& names) {
+    std::string out;
+    for (const std::string& n : names)
+        out += (out.empty() ? "" : ", ") + n;
+    return out;
+}
+
+/// A tuned kernel's lookup against what its table holds, fail closed: where the table has
+/// entries of the kernel, the contract `tuned` names must be one of theirs and its keys those
+/// of that contract's entries. (A kernel the table holds nothing of yet runs its defaults.)
+void check_tuned_keys(const KernelSpec& k, const TunedTable& table) {
+    const std::string& source = k.source.empty() ? k.name : k.source;
+    const std::string contract = k.tuned_contract.empty() ? source : k.tuned_contract;
+    std::set<std::string> contracts, keys;
+    for (const TunedEntry& e : table.entries) {
+        if (e.kernel != source)
+            continue;
+        contracts.insert(e.contract_name());
+        if (e.contract_name() == contract)
+            for (const auto& [key, _] : e.shape)
+                keys.insert(key);
+    }
+    const std::string file = display_path(table.file);
+    if (contracts.empty())
+        return;
+    if (!contracts.contains(contract))
+        throw ConfigError("kernel '" + k.name + "': " + file + " holds no entry of contract '" +
+                              contract + "', and of " + source + "'s contracts " +
+                              joined(contracts) + ": name one in tuned's contract, or tune " +
+                              contract + " first",
+                          k.tuned_where);
+    std::set<std::string> named;
+    for (const auto& [key, _] : k.tuned_shape)
+        named.insert(key);
+    if (named != keys)
+        throw ConfigError("kernel '" + k.name + "': tuned names shape key(s) " + joined(named) +
+                              ", and the entries of " + contract + " in " + file + " are keyed " +
+                              joined(keys),
+                          k.tuned_where);
+}
+
 /// A problem with define `name` of `spec`, at the define's value when the spec has positions.
 [[noreturn]] void define_error(const KernelSpec& spec, const std::string& name,
                                const std::string& problem) {
@@ -135,6 +179,8 @@ ShapeFile ShapeFile::load(const std::filesystem::path& path) {
                                   "no tuned table: add tuned = \"TABLE.toml\" at its top",
                                   k.tuned_where);
             k.tuned = out.tuned;
+            if (!k.tuned_shape.empty())
+                check_tuned_keys(k, *out.tuned);
         }
         for (std::size_t i = 0; i < out.kernels.size(); ++i) {
             const KernelSpec& k = out.kernels[i];

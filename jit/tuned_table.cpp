@@ -1,6 +1,7 @@
 #include "jit/tuned_table.hpp"
 
 #include "core/error.hpp"
+#include "core/text_file.hpp"
 #include "core/toml.hpp"
 #include "jit/sources.hpp"
 
@@ -182,15 +183,7 @@ void TunedTable::save() const {
     }
     if (file.has_parent_path())
         fs::create_directories(file.parent_path());
-    const fs::path tmp = file.string() + ".tmp" + std::to_string(static_cast<long>(::getpid()));
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << os.str();
-        out.close();
-        if (!out)
-            throw ConfigError("cannot write the tuned table", tmp.string());
-    }
-    fs::rename(tmp, file);
+    write_file_atomically(file, os.str(), "the tuned table");
 }
 
 TunedMatch TunedTable::lookup(std::string_view kernel,

@@ -59,7 +59,7 @@ void Engine::check_defines_read(const SourceSet& sources, const std::string& sou
 }
 
 std::string Engine::apply_tuned(const SourceSet& sources, const std::string& source,
-                                const KernelSpec& spec, const ModelShape& shape,
+                                KernelSpec& spec, const ModelShape& shape,
                                 std::map<std::string, std::string>& defines,
                                 std::map<std::string, std::string>& origins) const {
     if (!spec.tuned || spec.tuned_shape.empty())
@@ -102,6 +102,7 @@ std::string Engine::apply_tuned(const SourceSet& sources, const std::string& sou
         if (!defines.contains(name)) {
             defines[name] = value;
             origins[name] = "tuned: " + where;
+            spec.define_sources[name] = {m.entry->where, m.entry->where};
         }
     std::string text = where + " (" + m.how + ")";
     const std::string now = tuned_source_hash(sources, source);
@@ -153,9 +154,11 @@ std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
                                                    : display_location(at->second.name) + ":" +
                                                          std::to_string(at->second.name.column);
                 }
-                row.tuned = apply_tuned(*sources, row.source, specs[i], shape, options.defines,
+                // The tuned entry's defines are placed at its line, as the spec's at theirs.
+                KernelSpec located = specs[i];
+                row.tuned = apply_tuned(*sources, row.source, located, shape, options.defines,
                                         row.define_origins);
-                check_defines_read(*sources, row.source, specs[i], options.defines);
+                check_defines_read(*sources, row.source, located, options.defines);
                 for (const auto& dir : sources_.include_dirs())
                     options.include_dirs.push_back(dir.string());
                 options.name_expressions = specs[i].instantiations;

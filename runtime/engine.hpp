@@ -122,11 +122,10 @@ class Engine {
                             const KernelSpec& spec,
                             const std::map<std::string, std::string>& defines) const;
     /// Injects the tuned table's entry for `spec` on this engine's device (all of it, or none
-    /// when the spec sets one of its defines to another value) and notes each define's origin;
-    /// what the lookup did (PrepareRow::tuned).
-    std::string apply_tuned(const SourceSet& sources, const std::string& source,
-                            const KernelSpec& spec, const ModelShape& shape,
-                            std::map<std::string, std::string>& defines,
+    /// when the spec sets one of its defines to another value) and notes each define's origin
+    /// (and, in `spec`, its place: the entry's line); what the lookup did (PrepareRow::tuned).
+    std::string apply_tuned(const SourceSet& sources, const std::string& source, KernelSpec& spec,
+                            const ModelShape& shape, std::map<std::string, std::string>& defines,
                             std::map<std::string, std::string>& origins) const;
     ResolvedFlags flags_;
     const Context* context_;

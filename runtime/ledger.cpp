@@ -53,6 +53,10 @@ class Ledger::Observer final : public LaunchObserver {
     Ledger& ledger_;
 };
 
+/// The first line of a ledger CSV: its columns.
+constexpr const char* kLedgerHeader =
+    "kernel,variant,grid,block,smem,registers,blocks_per_sm,waves,sm_share,ms";
+
 namespace {
 constexpr std::size_t kNoRecord = static_cast<std::size_t>(-1);
 /// The record whose timing this thread's launch in flight opened, from enter to exit.
@@ -152,7 +156,7 @@ void Ledger::write_csv(const std::filesystem::path& file) { write_records(file, 
 
 void write_records(const std::filesystem::path& file, const std::vector<LedgerRecord>& records) {
     std::ofstream out(file);
-    out << "kernel,variant,grid,block,smem,registers,blocks_per_sm,waves,sm_share,ms\n";
+    out << kLedgerHeader << '\n';
     for (const auto& r : records) {
         char buf[160];
         std::snprintf(buf, sizeof buf, ",%u,%d,%d,%.6f,%.6f,%.6f\n", r.smem, r.registers,
@@ -212,7 +216,14 @@ std::vector<LedgerRecord> read_ledger_csv(const std::filesystem::path& file) {
     int line_no = 0;
     while (std::getline(in, line)) {
         ++line_no;
-        if (line_no == 1 || line.empty())
+        if (line_no == 1) { // a file that is no ledger is refused, not read as an empty one
+            if (line != kLedgerHeader)
+                throw ConfigError("not a launch ledger: its first line is not '" +
+                                      std::string(kLedgerHeader) + "'",
+                                  file.string(), 1);
+            continue;
+        }
+        if (line.empty())
             continue;
         std::vector<std::string> cols;
         std::stringstream ss(line);
@@ -229,11 +240,13 @@ std::vector<LedgerRecord> read_ledger_csv(const std::filesystem::path& file) {
                  parse_measure(cols[8], r.sm_share) && parse_measure(cols[9], r.ms, true);
         }
         if (!ok)
-            throw ConfigError("malformed ledger row: expected 10 columns (kernel,variant,grid,"
-                              "block,smem,registers,blocks_per_sm,waves,sm_share,ms)",
+            throw ConfigError("malformed ledger row: expected 10 columns (" +
+                                  std::string(kLedgerHeader) + ")",
                               file.string(), line_no);
         out.push_back(std::move(r));
     }
+    if (line_no == 0)
+        throw ConfigError("not a launch ledger: the file is empty", file.string(), 1);
     return out;
 }
 

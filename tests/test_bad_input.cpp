@@ -515,6 +515,56 @@ TEST_SUITE("bad-input") {
         CHECK_THROWS_WITH_AS((void)read_ledger_csv(dir.path()),
                              doctest::Contains("cannot read the launch ledger: Is a directory"),
                              ConfigError);
+        // Another CSV, or an empty file, is no ledger of no launches.
+        write_file(csv, "a,b\n");
+        CHECK_THROWS_WITH_AS((void)read_ledger_csv(csv),
+                             doctest::Contains("l.csv:1: error: not a launch ledger: its first "
+                                               "line is not 'kernel,variant,grid,"),
+                             ConfigError);
+        write_file(csv, "");
+        CHECK_THROWS_WITH_AS((void)read_ledger_csv(csv),
+                             doctest::Contains("l.csv:1: error: not a launch ledger: the file is "
+                                               "empty"),
+                             ConfigError);
+    }
+
+    TEST_CASE("an option value out of its range is a usage error before anything runs") {
+        const std::string sweep = std::string(KJIT_SOURCE_DIR) + "/kernel_src/rms_norm.sweep.toml";
+        for (const auto& [args, said] : std::vector<std::pair<std::string, std::string>>{
+                 {"specialize -j -3", "--jobs: Value -3 not in range 1 to 1024"},
+                 {"check --seed -1",
+                  "--seed: expected a whole number from 0 to 2^64 - 1, got '-1'"},
+                 {"sweep --dry-run --devices foo " + sweep,
+                  "--devices: --devices takes 'all' or ordinals such as 0,1; got 'foo'"},
+                 {"sweep --dry-run --devices 0,1x " + sweep, "got '0,1x'"},
+                 {"lint --arch foo", "--arch: bad architecture 'foo': expected sm_NN"},
+                 {"audit --arch compute_80", "--arch: architecture 'compute_80' is virtual"}}) {
+            const Run r = run_plain(args);
+            INFO(args << ": " << r.out);
+            CHECK(r.code == 2);
+            CHECK(contains(r.out, said));
+            CHECK(!contains(r.out, "compiled"));
+        }
+    }
+
+    TEST_CASE("kjit compile -o names why the file could not be written and leaves no part of it") {
+        test::TempDir dir;
+        const std::string src = " --src " + std::string(KJIT_SOURCE_DIR) + "/kernel_src";
+        Run r =
+            run_plain("compile rms_norm -o " + (dir.path() / "none" / "k.cubin").string() + src);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out,
+                       "k.cubin: error: cannot write the output file: No such file or directory"));
+        r = run_plain("compile rms_norm -o " + dir.path().string() + src);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, "error: cannot write the output file: Is a directory"));
+        r = run_plain("compile rms_norm -o " + (dir.path() / "k.cubin").string() + src);
+        CHECK(r.code == 0);
+        CHECK(fs::file_size(dir.path() / "k.cubin") > 1000);
+        std::size_t entries = 0;
+        for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path()))
+            ++entries;
+        CHECK(entries == 1); // no temporary left beside it
     }
 
 } // TEST_SUITE

@@ -1,3 +1,4 @@
+#include "core/warnings.hpp"
 #include "jit/compile_cache.hpp"
 #include "jit/compile_record.hpp"
 #include "jit/source_provider.hpp"
@@ -257,6 +258,23 @@ TEST_CASE("a read-only directory degrades to memory only") {
     CHECK(report.rfind("disabled;", 0) == 0);
     CHECK(report.find("is not writable") != std::string::npos);
     CHECK(report.ends_with(";1"));
+}
+
+TEST_CASE("a cache directory that is a file or lies under one is refused as not a directory") {
+    test::TempDir tmp;
+    const fs::path file = tmp.path() / "afile";
+    test::write_file(file, "x");
+    for (const fs::path& dir : {file, file / "below"}) {
+        const auto w = warnings_of([&](WarningSink sink) {
+            DiskCache cache(dir, kDefaultCacheMaxBytes, sink);
+            CHECK_FALSE(cache.enabled());
+        });
+        REQUIRE(w.size() == 1);
+        INFO(w[0]);
+        CHECK(w[0].find("disk cache disabled") != std::string::npos);
+        CHECK(w[0].find("cannot create " + file.string() +
+                        ": it exists and is not a directory") != std::string::npos);
+    }
 }
 
 TEST_CASE("a directory writable by others is refused") {
@@ -526,10 +544,21 @@ TEST_CASE("compile workers give the same CUBIN as an in-process compile and carr
         REQUIRE(!e.diagnostics.empty());
         CHECK(e.diagnostics[0].format() == "kernels/tiny.cu:2:11: error: expected an expression");
     }
-    // A worker that cannot start: the jobs are compiled here instead.
-    const auto fallback = compile_all(std::span(jobs).first(2), 2, "/nonexistent/kjit");
-    CHECK(fallback[0].compiled);
-    CHECK(fallback[1].compiled);
+    // A worker that cannot start, or that gives no answer: the jobs are compiled here instead,
+    // and a warning (one per batch) says why.
+    for (const char* worker : {"/nonexistent/kjit", "/bin/true"}) {
+        std::vector<std::string> said;
+        const DiagnosticSink before =
+            set_warning_sink([&](const Diagnostic& d) { said.push_back(d.message); });
+        const auto fallback = compile_all(std::span(jobs).first(2), 2, worker);
+        set_warning_sink(before);
+        CHECK(fallback[0].compiled);
+        CHECK(fallback[1].compiled);
+        INFO(worker);
+        REQUIRE(said.size() == 1);
+        CHECK(said[0].starts_with("compile worker " + std::string(worker) + " not used, "));
+        CHECK(said[0].ends_with(": compiling on threads"));
+    }
 }
 
 TEST_CASE("8 processes asking for the same 32 keys compile each key exactly once") {

@@ -1,6 +1,7 @@
 #include "core/diagnostic.hpp"
 #include "core/error.hpp"
 #include "core/names.hpp"
+#include "core/text_file.hpp"
 #include "core/toml.hpp"
 #include "core/warnings.hpp"
 #include "tests/support.hpp"
@@ -197,6 +198,39 @@ TEST_CASE("values read as text and expressions keep their positions") {
     CHECK(block[1].text == "2");
     CHECK(block[2].text == "0.5");
     CHECK(launch.get("grid")->expressions("grid", 1, 3).size() == 1);
+}
+
+TEST_CASE("a file is written whole or not at all and a failure names its cause") {
+    test::TempDir dir;
+    const auto file = dir.path() / "out.bin";
+    write_file_atomically(file, "first", "the output");
+    CHECK(test::read_file(file) == "first");
+    write_file_atomically(file, std::string(100000, 'x'), "the output");
+    CHECK(test::read_file(file).size() == 100000);
+    const auto error_of = [](const std::filesystem::path& p) {
+        try {
+            write_file_atomically(p, "x", "the output");
+        } catch (const ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    CHECK(error_of(dir.path() / "none" / "out.bin") ==
+          (dir.path() / "none" / "out.bin").string() +
+              ": error: cannot write the output: No such file or directory");
+    CHECK(error_of(dir.path()) ==
+          dir.path().string() + ": error: cannot write the output: Is a directory");
+    // A device is written as it is, not replaced by a file.
+    if (std::filesystem::exists("/dev/full"))
+        CHECK(error_of("/dev/full") ==
+              "/dev/full: error: cannot write the output: No space left on device");
+    CHECK(error_of("/dev/null") == "(no error)");
+    CHECK(std::filesystem::is_character_file("/dev/null"));
+    // No temporary file is left beside the target.
+    std::size_t files = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+        files += e.is_regular_file() ? 1 : 0;
+    CHECK(files == 1);
 }
 
 } // TEST_SUITE

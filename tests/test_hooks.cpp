@@ -87,7 +87,9 @@ TEST_CASE("the ledger table ranks by recoverable SM-time and flags starved launc
     INFO(split);
     CHECK(split.find("      1   2.500000") != std::string::npos);
     CHECK(split.find("      2          -") != std::string::npos);
-    std::ofstream(dir.path() / "bad.csv") << "header\nk,v,1x1x1,1x1x1,0,1\n";
+    std::ofstream(dir.path() / "bad.csv")
+        << "kernel,variant,grid,block,smem,registers,blocks_per_sm,waves,sm_share,ms\n"
+           "k,v,1x1x1,1x1x1,0,1\n";
     CHECK_THROWS_WITH_AS((void)read_ledger_csv(dir.path() / "bad.csv"),
                          doctest::Contains("bad.csv:2: error: malformed ledger row"), ConfigError);
 }

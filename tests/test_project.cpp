@@ -398,12 +398,81 @@ TEST_CASE("kjit fresh and kjit audit compare the binaries the project file names
     CHECK(contains(r.out, "error: the binary embeds no kernel sources"));
 }
 
+TEST_CASE(
+    "audit lints as it compiles and lint of the project's kernel files reads its shape files") {
+    TempDir dir;
+    // An include found through the project's include_dirs; a condition read only below sm_90,
+    // on a knob nothing defines; a shape file apart from the kernels.
+    write_file(dir.path() / "kjit.toml", "kernels = \"kernels\"\n"
+                                         "include_dirs = [\"third/inc\"]\n"
+                                         "shape_files = [\"shapes/model.toml\"]\n"
+                                         "archs = [\"sm_80\"]\n");
+    write_file(dir.path() / "third" / "inc" / "third.h", "#define THIRD_SCALE 2.0f\n");
+    write_file(dir.path() / "kernels" / "scale.cu",
+               std::string("#include <third.h>\n#if __CUDA_ARCH__ < 900\n#if SCALE_KNOB\n#endif\n"
+                           "#endif\n") +
+                   kScale);
+    write_file(dir.path() / "shapes" / "model.toml", kModel);
+    Run r = kjit_in(dir.path(), "audit");
+    INFO(r.out);
+    CHECK(r.code == 1);
+    CHECK(!contains(r.out, "KJ005"));
+    CHECK(contains(r.out, "kernels/scale.cu:3:5: error: #if reads SCALE_KNOB"));
+    CHECK(contains(r.out, "audit: 2 compiled, 0 failed; lint: 1 finding(s)"));
+    // Linted for sm_90 the condition is not read.
+    r = kjit_in(dir.path(), "audit --arch sm_90");
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "lint: 0 finding(s)"));
+
+    // A define the shape file injects and the source never reads: found from the kernel file
+    // as from the project (a clang rule: where libclang is missing lint says it skipped it).
+    write_file(dir.path() / "kjit.toml",
+               "kernels = \"kernels\"\nshape_files = [\"shapes/model.toml\"]\n");
+    write_file(dir.path() / "kernels" / "scale.cu", kScale);
+    std::string model = kModel;
+    model.replace(model.find("SCALE_BLOCK ="), 13, "SCALE_BLOK =");
+    write_file(dir.path() / "shapes" / "model.toml", model);
+    for (const char* args : {"lint", "lint kernels", "lint kernels/scale.cu"}) {
+        r = kjit_in(dir.path(), args);
+        INFO(args << ": " << r.out);
+        if (contains(r.out, "clang rules (KJ002, KJ004) skipped")) {
+            CHECK(r.code == 0);
+            continue;
+        }
+        CHECK(r.code == 1);
+        CHECK(contains(r.out, "shapes/model.toml:7:13: error: SCALE_BLOK=256 is injected into "
+                              "kernel 'scale_wide' but scale.cu never tests or expands it"));
+    }
+    // A file outside the project's kernels takes the shape files beside it (none).
+    write_file(dir.path() / "other" / "scale.cu", kScale);
+    r = kjit_in(dir.path(), "lint other/scale.cu");
+    CHECK(r.code == 0);
+    // bench and digest name the contracts of this project's kernels: none, not kjit's own.
+    for (const char* args : {"bench scale", "digest record scale"}) {
+        r = kjit_in(dir.path(), args);
+        INFO(args << ": " << r.out);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, "no bench or digest case for kernel 'scale' (known: none): a kernel "
+                              "is benched and digested through its contract"));
+    }
+    // An architecture that is no real one is a usage error on every verb that takes one.
+    for (const char* args : {"lint --arch foo", "audit --arch compute_80",
+                             "sig --verify --arch sm_", "sweep --dry-run --arch sm80"}) {
+        r = kjit_in(dir.path(), args);
+        INFO(args << ": " << r.out);
+        CHECK(r.code == 2);
+        CHECK(contains(r.out, "--arch"));
+    }
+}
+
 TEST_CASE("another tool's TOML beside the kernels is not a shape file and a near miss still is") {
     TempDir dir;
     write_file(dir.path() / "kernels" / "scale.cu", kScale);
     write_file(dir.path() / "kernels" / "model.toml", kModel);
     write_file(dir.path() / "kernels" / "pyproject.toml",
           "[build-system]\nrequires = [\"setuptools\"]\n\n[project]\nname = \"scale\"\n");
+    // An empty tuned table, as the README starts one, is not a shape file either.
+    write_file(dir.path() / "kernels" / "tuned.toml", "");
     CHECK(kjit::shape_files_beside(dir.path() / "kernels") ==
           std::vector<fs::path>{dir.path() / "kernels" / "model.toml"});
     Run r = kjit_in(dir.path(), "lint kernels");

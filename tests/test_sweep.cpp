@@ -410,25 +410,46 @@ TEST_CASE("every broken sweep fixture is reported at its file:line:col with exit
     const std::vector<std::pair<std::string, std::string>> expected = {
         {"bad_baseline.toml", "11:14: error: baseline names 'RMS_BLOK', which is not swept"},
         {"bad_calls.toml", "9:9: error: 'calls' = 0 is out of range (1..10000)"},
-        {"bad_expression.toml", "23:17: error: bad expression 'rows * * n': Unexpected operator \"*\" found at position 7"},
-        {"bytes_restated.toml", "11:9: error: 'bytes' comes from the contract of rms_norm: a sweep file does not restate it"},
-        {"define_never_read.toml", "9:1: error: define RMS_BLOK is never read by kernel_src/rms_norm.cu or the files it includes; did you mean RMS_BLOCK?"},
+        {"baseline_not_swept_value.toml",
+         "11:26: error: the baseline's RMS_BLOCK = 100 is not among RMS_BLOCK's values (64, 128)"},
+        {"bad_expression.toml", "23:17: error: bad expression 'rows * * n': Unexpected operator "
+                                "\"*\" found at position 7"},
+        {"bytes_restated.toml", "11:9: error: 'bytes' comes from the contract of rms_norm: a sweep "
+                                "file does not restate it"},
+        {"define_never_read.toml",
+         "9:1: error: define RMS_BLOK is never read by kernel_src/rms_norm.cu or the files it "
+         "includes; did you mean RMS_BLOCK?"},
         {"empty_range.toml", "8:13: error: sweep parameter 'RMS_BLOCK' has no values"},
-        {"inline_with_contract.toml", "10:1: error: kernel rms_norm has a contract (launch, arguments, bytes): a sweep of it states only its space, constraints, check and bench settings"},
+        {"inline_with_contract.toml",
+         "10:1: error: kernel rms_norm has a contract (launch, arguments, bytes): a sweep of it "
+         "states only its space, constraints, check and bench settings"},
         {"no_output.toml", "1:1: error: no argument is marked 'output = true': nothing to check"},
-        {"not_a_launch_parameter.toml", "11:1: error: 'GRID' is not a launch parameter of rms_norm (known: ROWS_PER_LAUNCH)"},
+        {"not_a_launch_parameter.toml",
+         "11:1: error: 'GRID' is not a launch parameter of rms_norm (known: ROWS_PER_LAUNCH)"},
         {"pow2_bound.toml", "8:23: error: 'pow2' starts at a power of two: 33 is not (32 or 64?)"},
-        {"not_a_shape_key.toml", "5:1: error: 'm' is not a shape key of rms_norm (shape keys: rows, n)"},
+        {"not_a_shape_key.toml",
+         "5:1: error: 'm' is not a shape key of rms_norm (shape keys: rows, n)"},
         {"shape_value_fraction.toml", "7:14: error: 'n / 3' = 682.666667 is not a whole number"},
-        {"shape_value_names_param.toml", "8:14: error: bad expression 'RMS_BLOCK * 8': Unexpected token \"RMS_BLOCK\" found at position 0. (a [sweep] list's expressions read the shape and the fixed defines)"},
+        {"shape_value_names_param.toml",
+         "8:14: error: bad expression 'RMS_BLOCK * 8': Unexpected token \"RMS_BLOCK\" found at "
+         "position 0. (a [sweep] list's expressions read the shape and the fixed defines)"},
         {"syntax.toml", "2:7: error: Error while parsing table header: expected ']'"},
-        {"unknown_contract.toml", "1:10: error: no contract for kernel 'rms_nrom' (known: rms_norm, conv1d, conv1d_update, conv1d_cl, delta_rule); a kernel without one declares its launch inline: [launch] and [[args]]"},
-        {"unknown_kernel.toml", "1:10: error: unknown kernel 'rms_nrom' (known kernels: conv1d, delta_rule, rms_norm)"},
-        {"unknown_key.toml", "7:2: error: unknown key 'swep' in the sweep file; did you mean 'sweep'?"},
-        {"unknown_name.toml", "12:9: error: bad expression 'rowz': Unexpected token \"rowz\" found at position 0."},
-        {"unknown_reference.toml", "12:13: error: no float64 reference is registered as 'rms_nrom' (known: conv1d, conv1d_cl, conv1d_update, delta_rule, rms_norm)"},
-        {"unknown_type.toml", "22:8: error: unknown type 'f16*' (known: buffers f32*, bf16*, dtype* "
-                                "(the case's dtype); scalars i32, u32, i64, u64, f32, f64)"},
+        {"unknown_contract.toml",
+         "1:10: error: no contract for kernel 'rms_nrom' (known: rms_norm, conv1d, conv1d_update, "
+         "conv1d_cl, delta_rule); a kernel without one declares its launch inline: [launch] and "
+         "[[args]]"},
+        {"unknown_kernel.toml",
+         "1:10: error: unknown kernel 'rms_nrom' (known kernels: conv1d, delta_rule, rms_norm)"},
+        {"unknown_key.toml",
+         "7:2: error: unknown key 'swep' in the sweep file; did you mean 'sweep'?"},
+        {"unknown_name.toml",
+         "12:9: error: bad expression 'rowz': Unexpected token \"rowz\" found at position 0."},
+        {"unknown_reference.toml",
+         "12:13: error: no float64 reference is registered as 'rms_nrom' (known: conv1d, "
+         "conv1d_cl, conv1d_update, delta_rule, rms_norm)"},
+        {"unknown_type.toml",
+         "22:8: error: unknown type 'f16*' (known: buffers f32*, bf16*, dtype* "
+         "(the case's dtype); scalars i32, u32, i64, u64, f32, f64)"},
         {"wrong_type.toml", "4:8: error: 'rows' must be an integer"},
     };
     std::size_t files = 0;

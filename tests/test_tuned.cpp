@@ -248,6 +248,50 @@ TEST_CASE("a shape file names its tuned table and each kernel's tuned shape") {
     CHECK(resolve_tuned_shape(other.kernels.front(), other.shape).size() == 2);
 }
 
+TEST_CASE("a tuned lookup the table cannot answer is an error where the table knows the kernel") {
+    TempDir dir;
+    // Entries of splitk_gemv keyed rows and cols, of its own contract and of splitk_small.
+    TunedTable t;
+    t.file = dir.path() / "tuned.toml";
+    t.record(entry("NVIDIA H200", 4096, "64"));
+    TunedEntry small = entry("NVIDIA H200", 4096, "512");
+    small.contract = "splitk_small";
+    t.record(small);
+    t.save();
+    tuned_project(dir.path(), test::read_file(t.file));
+    const auto error_of = [&](const std::string& from, const std::string& to) {
+        std::string text = test::read_file(dir.path() / "kernels/model.toml");
+        REQUIRE(text.find(from) != std::string::npos);
+        text.replace(text.find(from), from.size(), to);
+        write_file(dir.path() / "kernels/bad.toml", text);
+        try {
+            (void)ShapeFile::load(dir.path() / "kernels/bad.toml");
+        } catch (const ConfigError& e) {
+            return e.message + " at " + std::to_string(e.line) + ":" + std::to_string(e.column);
+        }
+        return std::string("(no error)");
+    };
+    CHECK(error_of("tuned = { rows", "tuned = { rows") == "(no error)");
+    CHECK(error_of("tuned = { rows", "tuned = { contract = \"splitk_small\", rows") ==
+          "(no error)");
+    const std::string table = (dir.path() / "tuned.toml").string();
+    // A misspelt key, a missing one: the lookup could never match.
+    CHECK(error_of("cols = \"${d_ff}\"", "colz = \"${d_ff}\"") ==
+          "kernel 'splitk_gemv': tuned names shape key(s) colz, rows, and the entries of "
+          "splitk_gemv in " +
+              table + " are keyed cols, rows at 15:9");
+    CHECK(
+        error_of(", cols = \"${d_ff}\"", "") ==
+        "kernel 'splitk_gemv': tuned names shape key(s) rows, and the entries of splitk_gemv in " +
+            table + " are keyed cols, rows at 15:9");
+    // A contract the table holds nothing of, among the kernel's others.
+    CHECK(error_of("tuned = { rows", "tuned = { contract = \"splitk_smal\", rows") ==
+          "kernel 'splitk_gemv': " + table +
+              " holds no entry of contract 'splitk_smal', and of "
+              "splitk_gemv's contracts splitk_gemv, splitk_small: name one in tuned's contract, or "
+              "tune splitk_smal first at 15:9");
+}
+
 TEST_CASE("start-up injects a tuned entry whole and says where each define came from") {
     TempDir dir;
     tuned_project(dir.path(), "");
@@ -286,6 +330,27 @@ TEST_CASE("start-up injects a tuned entry whole and says where each define came 
     CHECK(conflict[0].defines == "SPLIT_K=4");
     CHECK(contains(conflict[0].tuned, "(exact) not used: the spec sets SPLIT_K=4 and the entry "
                                       "was measured with SPLIT_K=8"));
+
+    // A define of the entry its kernel never reads (a hand-edited typo) fails the kernel at the
+    // entry's line, as a shape file's at its own.
+    e.defines = {{"GEMV_BLOK", "64"}, {"SPLIT_K", "4"}};
+    t.record(e);
+    t.save();
+    const ShapeFile typo = ShapeFile::load(dir.path() / "kernels/model.toml");
+    const auto unread = engine.prepare(typo.shape, typo.kernels);
+    REQUIRE(unread[0].error);
+    try {
+        std::rethrow_exception(unread[0].error);
+    } catch (const ConfigError& err) {
+        const std::string said = err.what();
+        INFO(said);
+        const int line = TunedTable::load(t.file).entries.at(0).where.line;
+        CHECK(said.starts_with((dir.path() / "tuned.toml").string() + ":" + std::to_string(line) +
+                               ":1: error: kernel 'splitk_gemv': define GEMV_BLOK is never read"));
+    }
+    e.defines = {{"GEMV_BLOCK", "64"}, {"SPLIT_K", "8"}};
+    t.record(e);
+    t.save();
 
     // Another shape with no entry and no rule: the kernel's defaults, and said so.
     ModelShape other = sf.shape;

@@ -1,12 +1,15 @@
 #include "tools/verbs.hpp"
 
 #include "core/flags.hpp"
+#include "core/names.hpp"
+#include "jit/compile_options.hpp"
 #include "jit/shape_check.hpp"
 #include "kernels/contract_toml.hpp"
 #include "kernels/registry.hpp"
 
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -39,6 +42,44 @@ const std::vector<std::string>& SourceOptions::register_contracts() const {
             *contracts_ = register_project_contracts(*p);
     }
     return *contracts_;
+}
+
+const KernelContract& SourceOptions::contract(std::string_view kernel) const {
+    (void)register_contracts();
+    if (const KernelContract* c = find_contract(kernel))
+        return *c;
+    const SourceSet set = load();
+    std::vector<std::string> names;
+    std::string known;
+    for (const KernelContract* c : kernel_contracts())
+        if (set.find(c->source_name() + ".cu")) {
+            names.push_back(c->name);
+            known += (known.empty() ? "" : ", ") + c->name;
+        }
+    const std::string near = did_you_mean(nearest(kernel, names));
+    throw NotFoundError("no bench or digest case for kernel '" + std::string(kernel) +
+                        "' (known: " + (known.empty() ? "none" : known) + ")" +
+                        (near.empty() ? ": a kernel is benched and digested through its "
+                                        "contract, which a contract file the project names "
+                                        "declares (docs/contracts.md)"
+                                      : near));
+}
+
+CLI::Validator arch_check() {
+    return CLI::Validator([](const std::string& arch) { return arch_problem(arch); }, "ARCH",
+                          "arch");
+}
+
+CLI::Validator seed_check() {
+    return CLI::Validator(
+        [](const std::string& s) {
+            std::uint64_t v = 0;
+            const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+            const bool whole = !s.empty() && ec == std::errc() && end == s.data() + s.size();
+            return whole ? std::string()
+                         : "expected a whole number from 0 to 2^64 - 1, got '" + s + "'";
+        },
+        "UINT", "seed");
 }
 
 std::vector<std::filesystem::path>
@@ -103,7 +144,8 @@ std::vector<lint::SourceGroup> SourceOptions::file_groups(const std::vector<std:
 
 void CacheOptions::add_to(CLI::App& app) {
     app.add_flag("--no-cache", no_cache, "bypass the compile cache: compile everything");
-    app.add_option("-j,--jobs", jobs, "parallel compiles (default: KJIT_COMPILE_JOBS or cores)");
+    app.add_option("-j,--jobs", jobs, "parallel compiles (default: KJIT_COMPILE_JOBS or cores)")
+        ->check(CLI::Range(1, 1024));
 }
 
 CacheSettings CacheOptions::settings() const {
@@ -111,8 +153,11 @@ CacheSettings CacheOptions::settings() const {
     CacheSettings s;
     s.use_disk = !no_cache && !flags.get_bool(kFlagNoCache);
     s.jobs = jobs > 0 ? jobs : static_cast<int>(flags.get_int(kFlagCompileJobs));
+    // KJIT_COMPILE_WORKER as an engine reads it, else this kjit, a compile-worker itself.
+    s.worker = flags.get_string(kFlagCompileWorker);
     std::error_code ec;
-    s.worker = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (s.worker.empty())
+        s.worker = std::filesystem::read_symlink("/proc/self/exe", ec);
     return s;
 }
 

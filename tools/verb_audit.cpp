@@ -2,6 +2,7 @@
 
 #include "jit/audit.hpp"
 #include "jit/define_use.hpp"
+#include "jit/include_resolver.hpp"
 #include "jit/shape_file.hpp"
 #include "jit/tuned_table.hpp"
 #include "kernels/registry.hpp"
@@ -113,7 +114,12 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     // Lint and freshness first: a stale binary or a cut macro explains a compile failure.
     std::string why_not;
     const auto clang = lint::Libclang::open({}, &why_not);
-    lint::LintReport report = lint::lint({&set, {}, injections, clang.get(), why_not});
+    // Linted as compiled: the same include directories and target architectures.
+    const IncludeResolver resolver(set, choice.include_dirs);
+    lint::LintRequest lint_request{&set, {}, injections, clang.get(), why_not};
+    lint_request.resolver = &resolver;
+    lint_request.archs = archs;
+    lint::LintReport report = lint::lint(lint_request);
     const std::string lint_notes = lint::format_notes(report.notes);
     const std::string lint_text = lint::format_report(report, false);
     std::fwrite(lint_notes.data(), 1, lint_notes.size(), stderr);
@@ -212,7 +218,8 @@ Action add_audit(CLI::App& app) {
     args->shapes.add_to(*sub);
     args->cache.add_to(*sub);
     sub->add_option("--arch", args->archs,
-                    "target architectures (default: the project file's archs, else sm_90)");
+                    "target architectures (default: the project file's archs, else sm_90)")
+        ->check(arch_check());
     return [args] {
         (void)args->sources.on_disk("kjit audit");
         return run_audit(args->sources, args->shapes, args->archs, args->cache);

@@ -29,8 +29,7 @@ struct BenchArgs {
 
 int run_bench(BenchArgs& args) {
     // Every usage error is found before the device is touched.
-    (void)args.sources.register_contracts();
-    const KernelContract& contract = kernel_contract(args.kernel);
+    const KernelContract& contract = args.sources.contract(args.kernel);
     const BenchPlan bp =
         plan_bench(contract, args.shape, args.dtype, args.defines, args.vs, args.pairs);
     const CasePlan& plan = bp.plans[0];
@@ -102,7 +101,9 @@ Action add_bench(CLI::App& app) {
         ->capture_default_str();
     sub->add_option("--input-sets", args->bench.input_sets, "input sets to rotate among")
         ->capture_default_str();
-    sub->add_option("--seed", args->seed, "input generator seed")->capture_default_str();
+    sub->add_option("--seed", args->seed, "input generator seed")
+        ->capture_default_str()
+        ->check(seed_check());
     sub->add_option("--device", args->device, "device ordinal")->capture_default_str();
     return [args] { return run_bench(*args); };
 }

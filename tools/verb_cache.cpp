@@ -307,7 +307,9 @@ Action add_cache(CLI::App& app) {
         "why", "the key of a request and, against the nearest entry of the same kernel (on disk "
                "or in the remote cache), which component differs");
     why->add_option("kernel", args->kernel, "kernel name")->required();
-    why->add_option("--arch", args->arch, "target architecture")->capture_default_str();
+    why->add_option("--arch", args->arch, "target architecture")
+        ->capture_default_str()
+        ->check(arch_check());
     why->add_option("-D,--define", args->defines, "NAME=VALUE injected as a define");
     why->add_option("-I,--include-dir", args->include_dirs,
                     "extra include directory (keyed by the content of its files)");

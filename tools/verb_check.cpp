@@ -183,7 +183,9 @@ Action add_check(CLI::App& app) {
     args->sources.add_to(*sub);
     args->shapes.add_to(*sub);
     args->cache.add_to(*sub);
-    sub->add_option("--seed", args->seed, "input generator seed")->capture_default_str();
+    sub->add_option("--seed", args->seed, "input generator seed")
+        ->capture_default_str()
+        ->check(seed_check());
     sub->add_option("--device", args->device, "device ordinal")->capture_default_str();
     return [args] { return run_check(*args); };
 }

@@ -1,5 +1,6 @@
 #include "tools/verbs.hpp"
 
+#include "core/text_file.hpp"
 #include "jit/compiler.hpp"
 #include "jit/define_use.hpp"
 
@@ -28,10 +29,7 @@ void write_file(const std::string& path, const std::string& bytes) {
         std::cout << bytes;
         return;
     }
-    std::ofstream out(path, std::ios::binary);
-    out << bytes;
-    if (!out)
-        throw ConfigError("cannot write output file", path);
+    write_file_atomically(path, bytes, "the output file");
 }
 
 int run_compile(const CompileArgs& args) {
@@ -80,7 +78,9 @@ Action add_compile(CLI::App& app) {
     args->sources.add_to(*sub);
     args->cache.add_to(*sub);
     sub->add_option("kernel", args->kernel, "kernel name, e.g. rms_norm")->required();
-    sub->add_option("--arch", args->arch, "target architecture")->capture_default_str();
+    sub->add_option("--arch", args->arch, "target architecture")
+        ->capture_default_str()
+        ->check(arch_check());
     sub->add_option("-D,--define", args->defines, "NAME=VALUE injected as a define");
     sub->add_option("-I,--include-dir", args->include_dirs,
                     "extra include directory, before the project file's include_dirs (the cache "

@@ -57,8 +57,7 @@ void print_unwritten(const Unwritten& u, std::size_t count) {
 }
 
 int run_record(const DigestArgs& args) {
-    (void)args.sources.register_contracts();
-    const KernelContract& kc = kernel_contract(args.kernel);
+    const KernelContract& kc = args.sources.contract(args.kernel);
     const DigestRecordPlan plan = plan_digest_record(kc, args.selection, args.defines);
     const BaselineLocation at = locate_baseline(kc.name, baseline_file(args, kc.name));
     Baseline baseline = baseline_to_record(at, kc, args.seed);
@@ -141,8 +140,7 @@ void print_differs(const CheckedOutput& o, const BaselineCase& rec, const Prepar
 }
 
 int run_check(const DigestArgs& args) {
-    (void)args.sources.register_contracts();
-    const KernelContract& kc = kernel_contract(args.kernel);
+    const KernelContract& kc = args.sources.contract(args.kernel);
     const BaselineLocation at = locate_baseline(kc.name, baseline_file(args, kc.name));
     const Baseline baseline = baseline_to_check(at, kc);
     const DigestCheckPlan plan = plan_digest_check(kc, baseline, args.selection, args.defines);
@@ -208,7 +206,9 @@ Action add_digest(CLI::App& app) {
                                         : "NAME=VALUE overriding the recorded defines");
         verb->add_option("--device", args->device, "device ordinal")->capture_default_str();
     }
-    record->add_option("--seed", args->seed, "input generator seed")->capture_default_str();
+    record->add_option("--seed", args->seed, "input generator seed")
+        ->capture_default_str()
+        ->check(seed_check());
     return [args, record] { return record->parsed() ? run_record(*args) : run_check(*args); };
 }
 

@@ -43,7 +43,17 @@ int run_lint(LintArgs& args) {
     const Project* project = args.sources.project_file();
     lint::LintRun run;
     run.shape_files.assign(args.shapes.begin(), args.shapes.end());
-    if (run.shape_files.empty() && args.files.empty() && project)
+    // The project's shape files where its kernels are linted: all of them, or FILES inside its
+    // kernel directory (other FILES take the shape files beside them).
+    const auto in_project_kernels = [&](const lint::SourceGroup& g) {
+        if (!project || !project->kernels || g.dir.empty())
+            return false;
+        std::error_code ec;
+        return std::filesystem::weakly_canonical(g.dir, ec) ==
+               std::filesystem::weakly_canonical(project->kernels->path, ec);
+    };
+    if (run.shape_files.empty() && project &&
+        (args.files.empty() || std::all_of(groups.begin(), groups.end(), in_project_kernels)))
         for (const ProjectPath& p : project->shape_files)
             run.shape_files.emplace_back(display_path(p.path));
     run.include_dirs = args.sources.include_dirs(args.include_dirs);
@@ -70,15 +80,17 @@ Action add_lint(CLI::App& app) {
     args->sources.add_to(*sub);
     sub->add_flag("--embedded", args->embedded, "lint the copies embedded in this binary");
     sub->add_option("--shape,--shape-file", args->shapes,
-                    "shape files whose injected defines are checked (default: every shape "
-                    "file beside the sources)");
+                    "shape files whose injected defines are checked (default: the project "
+                    "file's shape_files where its kernels are linted, else every shape file "
+                    "beside the sources)");
     // Each of these takes one value per use, so FILES may follow.
     sub->add_option("-I,--include-dir", args->include_dirs,
                     "an extra include directory, searched after the kernel sources, before the "
                     "project file's include_dirs and the CUDA toolkit's (as `kjit compile -I`)");
     sub->add_option("--arch", args->archs,
                     "a target architecture whose __CUDA_ARCH__ conditions are evaluated with "
-                    "(default: the project file's archs, else sm_90; repeat for several)");
+                    "(default: the project file's archs, else sm_90; repeat for several)")
+        ->check(arch_check());
     sub->add_flag("--json", args->json, "print the findings as a JSON array");
     sub->add_flag("--rules", args->rules, "list the rules and exit");
     sub->add_option("--libclang", args->libclang, "the libclang library to open (default: search)");

@@ -130,7 +130,8 @@ Action add_sig(CLI::App& app) {
                   "compile each translation unit to PTX with NVRTC and check every listed "
                   "parameter's size and offset against its .entry");
     sub->add_option("--arch", args->arch, "the architecture --verify compiles for")
-        ->default_str("sm_90");
+        ->default_str("sm_90")
+        ->check(arch_check());
     sub->add_flag("--json", args->json, "print the entry points as a JSON array");
     sub->add_option("--libclang", args->libclang, "the libclang library to open (default: search)");
     return [args] { return run_sig(*args); };

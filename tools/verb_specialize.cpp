@@ -93,7 +93,8 @@ Action add_specialize(CLI::App& app) {
     args->shapes.add_to(*sub);
     args->sources.add_to(*sub);
     args->cache.add_to(*sub);
-    sub->add_option("--arch", args->arch, "target architecture (default: the device's, or sm_90)");
+    sub->add_option("--arch", args->arch, "target architecture (default: the device's, or sm_90)")
+        ->check(arch_check());
     sub->add_option("--device", args->device, "device ordinal")->capture_default_str();
     return [args] { return run_specialize(*args); };
 }

@@ -34,11 +34,11 @@ std::vector<int> parse_devices(const std::string& text) {
     std::size_t pos = 0;
     while (pos <= text.size()) {
         const std::size_t end = std::min(text.find(',', pos), text.size());
-        try {
-            out.push_back(std::stoi(text.substr(pos, end - pos)));
-        } catch (const std::exception&) {
+        const std::string item = text.substr(pos, end - pos);
+        if (item.empty() || item.size() > 4 ||
+            !std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; }))
             throw ConfigError("--devices takes 'all' or ordinals such as 0,1; got '" + text + "'");
-        }
+        out.push_back(std::stoi(item));
         pos = end + 1;
     }
     return out;
@@ -118,11 +118,27 @@ Action add_sweep(CLI::App& app) {
     sub->add_flag("--dry-run", args->dry_run,
                   "parse, expand, apply constraints and compile every variant; launch nothing");
     sub->add_flag("--no-cache", args->no_cache, "bypass the compile cache and the results cache");
-    sub->add_option("--arch", args->arch, "dry run target architecture")->capture_default_str();
+    sub->add_option("--arch", args->arch, "dry run target architecture")
+        ->capture_default_str()
+        ->check(arch_check());
     sub->add_option("--devices", args->devices, "GPUs to spread the variants over: all, or 0,1")
+        ->check(CLI::Validator(
+            [](const std::string& text) {
+                if (text == "all")
+                    return std::string();
+                try {
+                    (void)parse_devices(text);
+                } catch (const ConfigError& e) {
+                    return e.message;
+                }
+                return std::string();
+            },
+            "DEVICES", "devices"))
         ->capture_default_str();
     sub->add_option("--out", args->out, "directory for sweep.csv/json/svg (default FILE.out)");
-    sub->add_option("--seed", args->seed, "input generator seed")->capture_default_str();
+    sub->add_option("--seed", args->seed, "input generator seed")
+        ->capture_default_str()
+        ->check(seed_check());
     sub->add_option("--record", args->record,
                     "write the fastest variant that passed its check to this tuned table");
     args->sources.add_to(*sub);

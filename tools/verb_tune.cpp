@@ -88,7 +88,9 @@ Action add_tune(CLI::App& app) {
     sub->add_option("--table", args->table, "tuned table (default: the project file's `tuned`)");
     sub->add_option("--dtype", args->dtype, "element type (default: the sweep file's)");
     sub->add_flag("--no-cache", args->no_cache, "bypass the compile cache and the results cache");
-    sub->add_option("--seed", args->seed, "input generator seed")->capture_default_str();
+    sub->add_option("--seed", args->seed, "input generator seed")
+        ->capture_default_str()
+        ->check(seed_check());
     sub->add_option("--device", args->device, "device ordinal")->capture_default_str();
     args->sources.add_to(*sub);
     return [args] { return run_tune_verb(*args); };

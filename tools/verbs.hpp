@@ -20,6 +20,7 @@
 
 namespace kjit {
 struct SweepSpec;
+struct KernelContract;
 struct SweepResult;
 } // namespace kjit
 
@@ -27,6 +28,13 @@ namespace kjit::cli {
 
 /// Exit codes of every verb.
 enum Exit : int { kOk = 0, kFindings = 1, kUsage = 2 };
+
+/// The check of every --arch option: a real architecture (sm_NN, sm_NNa, sm_NNf), else a
+/// usage error naming the value, before anything is read or compiled.
+CLI::Validator arch_check();
+
+/// The check of every --seed option: a whole number of at most 20 digits, not a sign.
+CLI::Validator seed_check();
 
 /// The body of a verb, run after parsing; returns the exit code.
 using Action = std::function<int()>;
@@ -58,6 +66,9 @@ struct SourceOptions {
     /// Registers the contracts the project file names (kernels/registry.hpp), once; their
     /// names, in the file's order (empty without a project file or its `contracts`).
     const std::vector<std::string>& register_contracts() const;
+    /// The contract of `kernel` (the project's registered first); NotFoundError naming the
+    /// contracts of kernels these sources hold, not every one this binary knows.
+    [[nodiscard]] const KernelContract& contract(std::string_view kernel) const;
     [[nodiscard]] SourceSet load() const { return choice().load(); }
     [[nodiscard]] SourceProvider provider() const { return choice().provider(); }
     /// "embedded at build time" or "from DIR".

@@ -1,6 +1,7 @@
 #include "tuning/digest.hpp"
 
 #include "core/error.hpp"
+#include "core/text_file.hpp"
 #include "core/toml.hpp"
 #include "jit/compile_options.hpp"
 #include "jit/hash.hpp"
@@ -186,16 +187,7 @@ std::string Baseline::to_toml() const {
 void Baseline::save(const std::filesystem::path& path) const {
     if (path.has_parent_path())
         std::filesystem::create_directories(path.parent_path());
-    const std::filesystem::path tmp =
-        path.string() + ".tmp" + std::to_string(static_cast<long>(::getpid()));
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << to_toml();
-        out.close();
-        if (!out)
-            throw ConfigError("cannot write baseline file", tmp.string());
-    }
-    std::filesystem::rename(tmp, path);
+    write_file_atomically(path, to_toml(), "the baseline file");
 }
 
 const BaselineCase* Baseline::find(std::string_view shape, DType dtype) const {

@@ -60,8 +60,10 @@ SweepParam read_param(const TomlNode& n, const std::string& name, bool define,
         if (shaped)
             from_shape.push_back(std::move(written));
         else
-            for (const auto& item : written.items)
-                p.list.push_back(std::get<long long>(item));
+            for (const auto& item : written.items) // a value met twice is measured once
+                if (std::find(p.list.begin(), p.list.end(), std::get<long long>(item)) ==
+                    p.list.end())
+                    p.list.push_back(std::get<long long>(item));
     } else if (const auto t = n.as_table()) {
         if (const auto pow2 = t->get("pow2")) {
             t->only_keys({"pow2"}, "sweep parameter " + name);
@@ -103,6 +105,22 @@ SweepParam read_param(const TomlNode& n, const std::string& name, bool define,
     if (p.size() == 0 && !shaped)
         n.fail("sweep parameter '" + name + "' has no values");
     return p;
+}
+
+/// A parameter's values as a message names them: "32, 64, 128", "16 .. 1024 step 16", "the
+/// powers of two 1 .. 4096" (a long list by its ends).
+std::string values_text(const SweepParam& p) {
+    if (p.kind == SweepParam::Kind::range)
+        return std::to_string(p.min) + " .. " + std::to_string(p.max) + " step " +
+               std::to_string(p.step);
+    if (p.kind == SweepParam::Kind::pow2)
+        return "the powers of two " + std::to_string(p.min) + " .. " + std::to_string(p.max);
+    std::vector<std::string> names;
+    const std::size_t n = p.list.size();
+    for (std::size_t i = 0; i < n; ++i)
+        if (n <= 12 || i < 5 || i >= n - 5)
+            names.push_back((n > 12 && i == n - 5 ? "..., " : "") + std::to_string(p.list[i]));
+    return joined(names);
 }
 
 /// An integer setting of [bench] within [lo, hi].
@@ -211,11 +229,17 @@ void read_check(const TomlNode& n, SweepSpec& spec) {
             }
     if (const auto v = t.get("baseline"))
         for (const TomlEntry& e : v->table("baseline").entries()) {
-            if (std::none_of(spec.params.begin(), spec.params.end(),
-                             [&](const SweepParam& p) { return p.name == e.key; }))
+            const auto p = std::find_if(spec.params.begin(), spec.params.end(),
+                                        [&](const SweepParam& p) { return p.name == e.key; });
+            if (p == spec.params.end())
                 throw ConfigError("baseline names '" + e.key + "', which is not swept",
                                   e.key_where);
-            spec.baseline[e.key] = e.value.integer(e.key);
+            const long long value = e.value.integer(e.key);
+            // (A list of the shape's expressions has its values at each shape: set_shape.)
+            if (p->size() > 0 && !p->index_of(value))
+                e.value.fail("the baseline's " + e.key + " = " + std::to_string(value) +
+                             " is not among " + e.key + "'s values (" + values_text(*p) + ")");
+            spec.baseline[e.key] = value;
         }
 }
 
