@@ -32,6 +32,9 @@ const std::vector<Rule> kRules = {
     {"KJ008", Severity::error, false,
      "#if compares two names neither of which is a macro (`#if MODE == MODE_FAST` with enum "
      "values): both are 0 to the preprocessor, so the comparison never depends on them"},
+    {"KJ009", Severity::error, false,
+     "a `//` comment that ends with '\\' (a Windows path, an ASCII drawing) splices the next "
+     "line into the comment: that line of code is never compiled, and nothing says so"},
 };
 
 } // namespace

@@ -219,6 +219,38 @@ void lint_define_brackets(const SourceFile& file, const ScannedSource& scanned,
     }
 }
 
+// KJ009: a `//` comment ending in a line splice takes the next line with it. Where that line
+// is code, the code silently disappears (NVRTC, like gcc without -Wcomment, says nothing).
+void lint_comment_splices(const SourceFile& file, const ScannedSource& scanned,
+                          std::vector<Diagnostic>& out) {
+    const auto lines = physical_lines(file.text);
+    for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+        const std::string_view t = lines[i].text;
+        if (t.empty() || t.back() != '\\')
+            continue;
+        const std::size_t at = lines[i].begin + t.size() - 1;
+        auto c = std::upper_bound(scanned.comments.begin(), scanned.comments.end(), at,
+                                  [](std::size_t o, const auto& r) { return o < r.first; });
+        if (c == scanned.comments.begin() || at >= std::prev(c)->second)
+            continue;
+        c = std::prev(c);
+        if (file.text.compare(c->first, 2, "//") != 0)
+            continue; // a /* */ comment ends where it says
+        // The line taken: harmless when blank or itself a comment.
+        const std::string_view next = lines[i + 1].text;
+        const std::size_t first = indent(next);
+        if (first == next.size() || next.substr(first).starts_with("//"))
+            continue;
+        out.push_back({file.path, static_cast<int>(i) + 1, static_cast<int>(t.size()),
+                       Severity::error,
+                       "this // comment ends with '\\', which splices line " +
+                           std::to_string(i + 2) +
+                           " into the comment: that line is never compiled; end the comment "
+                           "with another character",
+                       "KJ009"});
+    }
+}
+
 // KJ006
 void lint_bom(const SourceFile& file, const ScannedSource& scanned,
               std::vector<Diagnostic>& out) {
@@ -238,6 +270,7 @@ std::vector<Diagnostic> lint_text(const SourceFile& file) {
     lint_continuations(file, scanned, out);
     lint_conditionals(file, scanned, out);
     lint_define_brackets(file, scanned, out);
+    lint_comment_splices(file, scanned, out);
     return out;
 }
 
