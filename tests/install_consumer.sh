@@ -16,6 +16,10 @@ for f in include/kjit/jit/compiler.hpp include/kjit/lint/lint.hpp include/kjit/r
   bin/kjit bin/kjit-embed; do
   [ -e "$tmp/prefix/$f" ] || { echo "install_consumer: $f not installed" >&2; exit 1; }
 done
+# The installed kjit finds muparser in the prefix, not on the system (GPU machines lack it).
+libs=$(ldd "$tmp/prefix/bin/kjit")
+grep -q "libmuparser.so.* => $tmp/prefix/.*/kjit/libmuparser.so" <<<"$libs" ||
+  { echo "$libs"; echo "install_consumer: the installed kjit does not load the prefix's muparser" >&2; exit 1; }
 # Installed headers name each other <kjit/...>-rooted: a consumer's own runtime/ or jit/ headers
 # can never be picked up in their place.
 if grep -rnE '#include "(core|jit|lint|runtime|kernels|tuning)/' "$tmp/prefix/include/kjit"; then

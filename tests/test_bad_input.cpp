@@ -538,7 +538,9 @@ TEST_SUITE("bad-input") {
                   "--devices: --devices takes 'all' or ordinals such as 0,1; got 'foo'"},
                  {"sweep --dry-run --devices 0,1x " + sweep, "got '0,1x'"},
                  {"lint --arch foo", "--arch: bad architecture 'foo': expected sm_NN"},
-                 {"audit --arch compute_80", "--arch: architecture 'compute_80' is virtual"}}) {
+                 {"audit --arch compute_80", "--arch: architecture 'compute_80' is virtual"},
+                 {"compile rms_norm -D RMS_BLOCK=64 -D RMS_BLOCK=128",
+                  "--define: RMS_BLOCK is given twice, as 64 and as 128: give it once"}}) {
             const Run r = run_plain(args);
             INFO(args << ": " << r.out);
             CHECK(r.code == 2);

@@ -176,6 +176,17 @@ TEST_CASE("a broken shape file is reported at file:line:col with exit 2") {
 
 TEST_CASE("kjit cache stats and ls and why and clear describe the cache") {
     kjit::test::TempDir dir;
+    // A cache not created yet: the verbs that read it say so and leave it uncreated.
+    const std::string none = "KJIT_CACHE_DIR=" + (dir.path() / "none" / "yet").string();
+    for (const char* verb : {"cache stats", "cache ls", "cache clear", "cache why rms_norm"}) {
+        const Run r = run_kjit(verb, none);
+        INFO(verb << ": " << r.out);
+        CHECK(r.code == 0);
+        CHECK_FALSE(contains(r.out, "warning"));
+    }
+    CHECK(contains(run_kjit("cache stats", none).out, "state      none yet: the first compile "
+                                                      "creates it"));
+    CHECK_FALSE(std::filesystem::exists(dir.path() / "none"));
     const std::string env = "KJIT_CACHE_DIR=" + dir.path().string();
     CHECK(run_kjit("compile rms_norm -D RMS_BLOCK=256", env).code == 0);
     Run r = run_kjit("cache stats", env);

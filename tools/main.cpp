@@ -38,8 +38,29 @@ int main(int argc, char** argv) {
         std::cerr << "kjit: error: unknown verb '" << argv[1] << "' (verbs: " << verbs << ")\n";
         return kUsage;
     }
+    // A define given twice with two values (`-D B=64 -D B=128`) is a mistake, not "the last
+    // one wins": every -D of every verb is checked once parsed.
+    const std::function<void(CLI::App&)> defines_once = [&](CLI::App& a) {
+        for (CLI::Option* o : a.get_options())
+            if (o->check_lname("define")) {
+                std::map<std::string, std::string> seen;
+                for (const std::string& d : o->results()) {
+                    const std::string name = d.substr(0, d.find('='));
+                    const std::string value =
+                        d.find('=') == std::string::npos ? "1" : d.substr(d.find('=') + 1);
+                    if (const auto [it, fresh] = seen.emplace(name, value);
+                        !fresh && it->second != value)
+                        throw CLI::ValidationError("--define", name + " is given twice, as " +
+                                                                   it->second + " and as " + value +
+                                                                   ": give it once");
+                }
+            }
+        for (CLI::App* sub : a.get_subcommands())
+            defines_once(*sub);
+    };
     try {
         app.parse(argc, argv);
+        defines_once(app);
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {

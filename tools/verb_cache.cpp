@@ -20,9 +20,22 @@ struct CacheArgs {
     std::vector<std::string> include_dirs;
 };
 
+std::filesystem::path cache_dir(const CacheArgs& args) {
+    return args.dir.empty() ? DiskCache::default_dir() : std::filesystem::path(args.dir);
+}
+
+/// The directory when it does not exist yet: the verbs that only read it say so and leave it
+/// uncreated (the first compile creates it).
+std::optional<std::filesystem::path> no_cache_yet(const CacheArgs& args) {
+    std::error_code ec;
+    const std::filesystem::path dir = cache_dir(args);
+    if (std::filesystem::exists(std::filesystem::symlink_status(dir, ec)))
+        return std::nullopt;
+    return dir;
+}
+
 DiskCache open_cache(const CacheArgs& args, WarningSink warn = {}) {
-    return DiskCache(args.dir.empty() ? DiskCache::default_dir() : std::filesystem::path(args.dir),
-                     DiskCache::default_max_bytes(), std::move(warn));
+    return DiskCache(cache_dir(args), DiskCache::default_max_bytes(), std::move(warn));
 }
 
 /// The remote tier KJIT_REMOTE_* configure, or nullptr when KJIT_REMOTE_CACHE is not set. Its
@@ -96,6 +109,12 @@ void print_entry_row(const Hash128& key, const std::string& meta, std::uint64_t 
 }
 
 int run_stats(const CacheArgs& args) {
+    if (const auto dir = no_cache_yet(args)) {
+        std::printf("directory  %s\nstate      none yet: the first compile creates it\n",
+                    dir->c_str());
+        print_remote_stats();
+        return kOk;
+    }
     DiskCache cache = open_cache(args);
     std::printf("directory  %s\n", cache.dir().c_str());
     if (!cache.enabled()) {
@@ -113,11 +132,11 @@ int run_stats(const CacheArgs& args) {
 }
 
 int run_ls(const CacheArgs& args) {
-    DiskCache cache = open_cache(args);
     std::printf("%-32s %-16s %-7s %9s  %-19s  %s\n", "key", "kernel", "arch", "bytes", "last use",
                 "defines");
-    for (const auto& e : cache.list())
-        print_entry_row(e.key, e.meta, e.bytes, e.mtime_ns / 1000000000);
+    if (!no_cache_yet(args))
+        for (const auto& e : open_cache(args).list())
+            print_entry_row(e.key, e.meta, e.bytes, e.mtime_ns / 1000000000);
     auto quiet = std::make_shared<bool>(true);
     std::unique_ptr<RemoteCache> remote = open_remote(quiet);
     if (!remote)
@@ -205,6 +224,10 @@ int run_pull(const CacheArgs& args) {
 }
 
 int run_clear(const CacheArgs& args) {
+    if (const auto dir = no_cache_yet(args)) {
+        std::printf("removed 0 entries from %s (there is no cache there yet)\n", dir->c_str());
+        return kOk;
+    }
     // A refused directory is an error here (clear() says why), not a warning about compiling.
     DiskCache cache = open_cache(args, [](const std::string&) {});
     std::printf("removed %zu entries from %s\n", cache.clear(), cache.dir().c_str());
@@ -220,11 +243,13 @@ int run_why(const CacheArgs& args) {
     for (const auto& d : args.defines)
         add_define(options.defines, d);
     const CacheKey key = make_cache_key(set, args.kernel, options);
-    DiskCache cache = open_cache(args);
     std::printf("request  %s %s defines: %s\nkey      %s\n", key.kernel.c_str(),
                 options.arch.c_str(), options.defines_text().c_str(), key.hex().c_str());
-    if (cache.load(key.hash)) {
-        std::printf("hit: an entry with this key is in %s\n", cache.dir().c_str());
+    std::optional<DiskCache> cache;
+    if (!no_cache_yet(args))
+        cache.emplace(cache_dir(args), DiskCache::default_max_bytes());
+    if (cache && cache->load(key.hash)) {
+        std::printf("hit: an entry with this key is in %s\n", cache->dir().c_str());
         return kOk;
     }
     // The remote tier: a verified entry is a hit; a refused one is reported by the warning.
@@ -247,8 +272,9 @@ int run_why(const CacheArgs& args) {
         bool remote = false;
     };
     std::vector<Candidate> candidates;
-    for (auto& e : cache.list())
-        candidates.push_back({e.key, std::move(e.meta), false});
+    if (cache)
+        for (auto& e : cache->list())
+            candidates.push_back({e.key, std::move(e.meta), false});
     if (remote)
         for (auto& e : remote->list())
             candidates.push_back({e.key, std::move(e.meta), true});
@@ -276,7 +302,7 @@ int run_why(const CacheArgs& args) {
     }
     if (!best) {
         std::printf("miss: no entry for kernel %s in %s%s\n", key.kernel.c_str(),
-                    cache.dir().c_str(),
+                    cache_dir(args).c_str(),
                     remote ? (" or in the remote cache " + remote->describe()).c_str() : "");
         return kOk;
     }
