@@ -11,6 +11,26 @@ Every function calls kjit's C++ library (the extension module kjit._kjit); error
 ones: kjit.Error and its subclasses ConfigError (file:line:col of the bad input), FlagError,
 NotFoundError, CompileError, NvrtcError, LaunchError, CudaError and NoDeviceError.
 """
+def _extension_for_another_python():
+    """The ImportError to raise when the extension here was built for another interpreter."""
+    import glob, os, sys, sysconfig
+    built = glob.glob(os.path.join(os.path.dirname(__file__), "_kjit*.so"))
+    want = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    if built and not any(b.endswith(want) for b in built):
+        names = ", ".join(os.path.basename(b) for b in built)
+        return ImportError(f"kjit's extension here is {names}, built for another Python; this "
+                           f"is Python {sys.version.split()[0]} (it loads *{want}): run it with "
+                           f"the python3 the build used, or rebuild with this one on PATH")
+    return None
+
+
+try:
+    from . import _kjit
+except ImportError as _e:
+    _other = _extension_for_another_python()
+    if _other:
+        raise _other from _e
+    raise
 from ._kjit import (CompileError, ConfigError, CudaError, Error, FlagError, Function,
                     LaunchError, NoDeviceError, NotFoundError, NvrtcError, compile,
                     device_available, lint, nvrtc_version, supported_archs)

@@ -25,6 +25,25 @@ def cli(*args, cwd=ROOT):
     return p.stdout, p.stderr, p.returncode
 
 
+class Packaging(unittest.TestCase):
+    def test_an_extension_built_for_another_python_is_named_on_import(self):
+        # The package as built, its extension renamed to another interpreter's ABI tag.
+        import shutil
+        import sys
+        src = os.path.dirname(kjit.__file__)
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copytree(src, os.path.join(tmp, "kjit"))
+            for name in os.listdir(os.path.join(tmp, "kjit")):
+                if name.startswith("_kjit") and name.endswith(".so"):
+                    os.rename(os.path.join(tmp, "kjit", name),
+                              os.path.join(tmp, "kjit", "_kjit.cpython-39-x86_64-linux-gnu.so"))
+            p = subprocess.run([sys.executable, "-c", "import kjit"], cwd=tmp,
+                               env={**os.environ, "PYTHONPATH": tmp}, capture_output=True, text=True)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("ImportError: kjit's extension here is _kjit.cpython-39-x86_64-linux-gnu.so, "
+                      "built for another Python; this is Python", p.stderr)
+
+
 class Errors(unittest.TestCase):
     def test_hierarchy_mirrors_the_cpp_one(self):
         for e in (kjit.ConfigError, kjit.NotFoundError, kjit.CompileError, kjit.NvrtcError,
