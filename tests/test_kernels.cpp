@@ -234,8 +234,9 @@ TEST_CASE("conv1d over the rows laid end to end (CONV_FLAT) keeps the row walk's
     // divides (61, 4999; bf16 12 and 4 at 8-step chunks), which the contract gives the row
     // walk's grid; tiles, blocks and segments per warp; with the carry-in state and bias and
     // without (null); x and y one element off 16-byte alignment, where the kernel walks the
-    // rows, striding over the flat grid. Every output byte equals the row walk's (CONV_FLAT 0)
-    // under the same inputs.
+    // rows, striding over the flat grid; the contract's grid, and grids of 1 and 3 blocks, where
+    // each warp strides over many segments. Every output byte equals the row walk's
+    // (CONV_FLAT 0) under the same inputs.
     KJIT_REQUIRE_DEVICE();
     Fixture f;
     KJIT_TEST_RANDOM_SEED(seed);
@@ -253,8 +254,11 @@ TEST_CASE("conv1d over the rows laid end to end (CONV_FLAT) keeps the row walk's
             const std::size_t es = dtype_size(d);
             // y and state_out from a launch with every buffer one element off alignment or
             // not, bias and state_in null without `carry`.
-            const auto run = [&](const Defines& defines, bool misaligned, bool carry) {
-                const CasePlan plan = plan_at("conv1d", shape, d, defines);
+            const auto run = [&](const Defines& defines, bool misaligned, bool carry,
+                                 unsigned blocks = 0) {
+                CasePlan plan = plan_at("conv1d", shape, d, defines);
+                if (blocks)
+                    plan.steps.at(0).grid.x = std::min(blocks, plan.steps.at(0).grid.x);
                 return run_offset(f.prepare("conv1d", defines), plan,
                                   generated_inputs(plan, seed), misaligned ? es : 0,
                                   carry ? std::vector<std::string>{}
@@ -263,12 +267,15 @@ TEST_CASE("conv1d over the rows laid end to end (CONV_FLAT) keeps the row walk's
             for (bool misaligned : {false, true})
                 for (bool carry : {true, false}) {
                     const auto base = run(walk, misaligned, carry);
-                    for (const Defines& v : flat) {
-                        INFO(dtype_name(d) << " " << shape << " " << defines_text(v)
-                                           << (misaligned ? " misaligned" : "")
-                                           << (carry ? "" : " no carry-in, no bias"));
-                        CHECK(run(v, misaligned, carry) == base);
-                    }
+                    for (const Defines& v : flat)
+                        for (unsigned blocks : {0u, 1u, 3u}) {
+                            INFO(dtype_name(d) << " " << shape << " " << defines_text(v)
+                                               << (misaligned ? " misaligned" : "")
+                                               << (carry ? "" : " no carry-in, no bias")
+                                               << (blocks ? " grid of at most " : "")
+                                               << (blocks ? std::to_string(blocks) : ""));
+                            CHECK(run(v, misaligned, carry, blocks) == base);
+                        }
                 }
         }
 }
