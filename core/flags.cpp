@@ -351,7 +351,7 @@ FlagRegistry builtin_flags() {
     r.declare(flag("KJIT_COMPILE_WORKER", FlagType::string, "",
                    "compile-worker executable (kjit compile-worker); empty: compile on threads "
                    "(the kjit verbs: on kjit itself). One that cannot start or does not answer "
-                   "is warned about once, and compiles go on on threads"));
+                   "is warned about once per batch, and compiles go on on threads"));
     r.declare(flag(kFlagKernelDir, FlagType::string, "",
                    "read kernels from this directory instead of the embedded copies"));
     r.declare(flag(kFlagAllowUnreadDefines, FlagType::boolean, "false",

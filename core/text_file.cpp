@@ -79,25 +79,37 @@ std::string read_text_file(const std::filesystem::path& path, std::string_view w
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes,
                            std::string_view what) {
-    const auto fail = [&](int e) {
-        throw ConfigError("cannot write " + std::string(what) + ": " + std::strerror(e),
-                          path.string());
+    const auto fail = [&](const std::string& reason) {
+        throw ConfigError("cannot write " + std::string(what) + ": " + reason, path.string());
     };
+    // Through a link to the file it names: the link stays, the file it names is replaced.
+    std::error_code ec;
+    const std::filesystem::path target =
+        std::filesystem::is_symlink(path, ec) ? std::filesystem::weakly_canonical(path, ec) : path;
     struct stat st {};
-    const bool special = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+    const bool exists = ::stat(target.c_str(), &st) == 0;
+    const bool special = exists && !S_ISREG(st.st_mode);
     if (special && S_ISDIR(st.st_mode))
-        fail(EISDIR);
+        fail(std::strerror(EISDIR));
     const std::string tmp =
-        special ? path.string() : path.string() + ".tmp" + std::to_string(::getpid());
+        special ? target.string() : target.string() + ".tmp" + std::to_string(::getpid());
     const int flags = O_WRONLY | O_CLOEXEC | (special ? 0 : O_CREAT | O_TRUNC | O_NOFOLLOW);
     Fd f{::open(tmp.c_str(), flags, 0644)};
-    if (f.fd < 0)
-        fail(errno);
+    if (f.fd < 0) {
+        const int e = errno;
+        if (special || e == ENOENT)
+            fail(std::strerror(e));
+        const std::filesystem::path dir = target.parent_path().empty() ? "." : target.parent_path();
+        fail("cannot create a file in " + dir.string() + " to write it whole: " + std::strerror(e));
+    }
     const auto give_up = [&](int e) {
         if (!special)
             ::unlink(tmp.c_str());
-        fail(e);
+        fail(std::strerror(e));
     };
+    // The file it replaces keeps its permissions.
+    if (exists && !special && ::fchmod(f.fd, st.st_mode & 07777) != 0)
+        give_up(errno);
     for (std::size_t done = 0; done < bytes.size();) {
         const ssize_t n = ::write(f.fd, bytes.data() + done, bytes.size() - done);
         if (n < 0 && errno == EINTR)
@@ -106,11 +118,14 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view b
             give_up(n < 0 ? errno : EIO);
         done += static_cast<std::size_t>(n);
     }
+    // On the disk before it takes the name: a crash leaves the old file or the new one.
+    if (!special && ::fsync(f.fd) != 0)
+        give_up(errno);
     const int fd = f.fd;
     f.fd = -1;
     if (::close(fd) != 0)
         give_up(errno);
-    if (!special && ::rename(tmp.c_str(), path.c_str()) != 0)
+    if (!special && ::rename(tmp.c_str(), target.c_str()) != 0)
         give_up(errno);
 }
 

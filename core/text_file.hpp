@@ -18,10 +18,11 @@ inline constexpr std::uint64_t kMaxInputFileBytes = 64ull << 20;
 std::string read_text_file(const std::filesystem::path& path, std::string_view what,
                            std::uint64_t max_bytes = kMaxInputFileBytes);
 
-/// Writes `bytes` to `path` whole or not at all: into a temporary file beside it, then renamed
-/// over it, so a reader never sees half a file and a failed write leaves the old one. A path
-/// that exists as something other than a regular file (/dev/null, a FIFO) is written directly;
-/// a directory is refused. ConfigError at `path`: `cannot write WHAT: REASON` ("No such file or
+/// Writes `bytes` to `path` whole or not at all: into a temporary file beside it, synced, then
+/// renamed over it, so a reader never sees half a file and a failed write leaves the old one
+/// (with its permissions; a symbolic link stays, the file it names is replaced). A path that
+/// exists as something other than a regular file (/dev/null, a FIFO) is written directly; a
+/// directory is refused. ConfigError at `path`: `cannot write WHAT: REASON` ("No such file or
 /// directory", "Is a directory", "No space left on device").
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes,
                            std::string_view what);

@@ -281,9 +281,13 @@ class WorkerProcess {
                 ::close(in_);
             in_ = -1;
             if (failure_.empty())
-                failure_ = "it gave no answer (is it a kjit binary with compile-worker?)";
+                failure_ = answered_ == 0
+                               ? "it gave no answer (is it a kjit binary with compile-worker?)"
+                               : "it stopped answering after " + std::to_string(answered_) +
+                                     " compile(s), at " + job.kernel;
             return std::nullopt;
         }
+        ++answered_;
         try {
             return decode_outcome(reply, job.options);
         } catch (const Error& e) {
@@ -297,6 +301,7 @@ class WorkerProcess {
   private:
     pid_t pid_ = -1;
     int in_ = -1, out_ = -1;
+    std::size_t answered_ = 0;
     std::string failure_;
 };
 

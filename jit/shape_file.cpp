@@ -101,37 +101,32 @@ std::string joined(const std::set<std::string>& names) {
 }
 
 /// A tuned kernel's lookup against what its table holds, fail closed: where the table has
-/// entries of the kernel, the contract `tuned` names must be one of theirs and its keys those
-/// of that contract's entries. (A kernel the table holds nothing of yet runs its defaults.)
+/// entries of the kernel's contract, `tuned` must name the shape keys of one of them (a
+/// misspelt or missing key never matches). A contract the table holds nothing of yet runs its
+/// defaults, and start-up says so (a contract tuned after another of the same source).
 void check_tuned_keys(const KernelSpec& k, const TunedTable& table) {
     const std::string& source = k.source.empty() ? k.name : k.source;
     const std::string contract = k.tuned_contract.empty() ? source : k.tuned_contract;
-    std::set<std::string> contracts, keys;
-    for (const TunedEntry& e : table.entries) {
-        if (e.kernel != source)
-            continue;
-        contracts.insert(e.contract_name());
-        if (e.contract_name() == contract)
-            for (const auto& [key, _] : e.shape)
-                keys.insert(key);
-    }
-    const std::string file = display_path(table.file);
-    if (contracts.empty())
-        return;
-    if (!contracts.contains(contract))
-        throw ConfigError("kernel '" + k.name + "': " + file + " holds no entry of contract '" +
-                              contract + "', and of " + source + "'s contracts " +
-                              joined(contracts) + ": name one in tuned's contract, or tune " +
-                              contract + " first",
-                          k.tuned_where);
     std::set<std::string> named;
     for (const auto& [key, _] : k.tuned_shape)
         named.insert(key);
-    if (named != keys)
-        throw ConfigError("kernel '" + k.name + "': tuned names shape key(s) " + joined(named) +
-                              ", and the entries of " + contract + " in " + file + " are keyed " +
-                              joined(keys),
-                          k.tuned_where);
+    std::set<std::set<std::string>> keyed; // each key set the contract's entries have
+    for (const TunedEntry& e : table.entries)
+        if (e.kernel == source && e.contract_name() == contract) {
+            std::set<std::string> keys;
+            for (const auto& [key, _] : e.shape)
+                keys.insert(key);
+            keyed.insert(std::move(keys));
+        }
+    if (keyed.empty() || keyed.contains(named))
+        return;
+    std::string sets;
+    for (const auto& keys : keyed)
+        sets += (sets.empty() ? "" : "; ") + joined(keys);
+    throw ConfigError("kernel '" + k.name + "': tuned names shape key(s) " + joined(named) +
+                          ", and the entries of " + contract + " in " + display_path(table.file) +
+                          " are keyed " + sets,
+                      k.tuned_where);
 }
 
 /// A problem with define `name` of `spec`, at the define's value when the spec has positions.

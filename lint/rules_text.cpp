@@ -236,10 +236,14 @@ void lint_comment_splices(const SourceFile& file, const ScannedSource& scanned,
         c = std::prev(c);
         if (file.text.compare(c->first, 2, "//") != 0)
             continue; // a /* */ comment ends where it says
-        // The line taken: harmless when blank or itself a comment.
+        // The line taken: harmless when blank or itself a comment (a // line, or one /* */ that
+        // closes on it).
         const std::string_view next = lines[i + 1].text;
         const std::size_t first = indent(next);
-        if (first == next.size() || next.substr(first).starts_with("//"))
+        const std::string_view rest = next.substr(first);
+        const std::size_t last = rest.find_last_not_of(" \t");
+        if (first == next.size() || rest.starts_with("//") ||
+            (rest.starts_with("/*") && rest.find("*/") == last - 1))
             continue;
         out.push_back({file.path, static_cast<int>(i) + 1, static_cast<int>(t.size()),
                        Severity::error,

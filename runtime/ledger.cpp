@@ -216,6 +216,8 @@ std::vector<LedgerRecord> read_ledger_csv(const std::filesystem::path& file) {
     int line_no = 0;
     while (std::getline(in, line)) {
         ++line_no;
+        if (!line.empty() && line.back() == '\r') // written on Windows, or by a spreadsheet
+            line.pop_back();
         if (line_no == 1) { // a file that is no ledger is refused, not read as an empty one
             if (line != kLedgerHeader)
                 throw ConfigError("not a launch ledger: its first line is not '" +

@@ -8,7 +8,13 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <csignal>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -227,11 +233,43 @@ TEST_CASE("a file is written whole or not at all and a failure names its cause")
               "/dev/full: error: cannot write the output: No space left on device");
     CHECK(error_of("/dev/null") == "(no error)");
     CHECK(std::filesystem::is_character_file("/dev/null"));
-    // No temporary file is left beside the target.
+    // A link stays a link, and the file it names keeps its permissions.
+    const auto real = dir.path() / "real.bin", link = dir.path() / "link.bin";
+    write_file_atomically(real, "old", "the output");
+    ::chmod(real.c_str(), 0640);
+    std::filesystem::create_symlink(real, link);
+    write_file_atomically(link, "new", "the output");
+    CHECK(std::filesystem::is_symlink(link));
+    CHECK(test::read_file(real) == "new");
+    CHECK((std::filesystem::status(real).permissions() & std::filesystem::perms::all) ==
+          (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+           std::filesystem::perms::group_read));
+    // A write that fails once the temporary file exists (over the file size limit, in a child
+    // process) names the cause and leaves the old file whole.
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ::signal(SIGXFSZ, SIG_IGN);
+        const rlimit limit{10, 10};
+        ::setrlimit(RLIMIT_FSIZE, &limit);
+        try {
+            write_file_atomically(file, std::string(1000, 'y'), "the output");
+        } catch (const ConfigError& e) {
+            std::_Exit(
+                std::string(e.what()).ends_with("cannot write the output: File too large") ? 0 : 2);
+        }
+        std::_Exit(3);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(test::read_file(file) == std::string(100000, 'x'));
+    // No temporary file is left beside the targets.
     std::size_t files = 0;
     for (const auto& e : std::filesystem::directory_iterator(dir.path()))
-        files += e.is_regular_file() ? 1 : 0;
-    CHECK(files == 1);
+        files += e.is_regular_file() && !e.is_symlink() ? 1 : 0;
+    CHECK(files == 2);
 }
 
 } // TEST_SUITE

@@ -432,7 +432,9 @@ TEST_CASE(
     std::string model = kModel;
     model.replace(model.find("SCALE_BLOCK ="), 13, "SCALE_BLOK =");
     write_file(dir.path() / "shapes" / "model.toml", model);
-    for (const char* args : {"lint", "lint kernels", "lint kernels/scale.cu"}) {
+    write_file(dir.path() / "kernels" / "ops" / "other.cu", kScale);
+    for (const char* args : {"lint", "lint kernels", "lint kernels/scale.cu",
+                             "lint kernels/ops/other.cu kernels/scale.cu"}) {
         r = kjit_in(dir.path(), args);
         INFO(args << ": " << r.out);
         if (contains(r.out, "clang rules (KJ002, KJ004) skipped")) {

@@ -29,7 +29,8 @@ std::filesystem::path cache_dir(const CacheArgs& args) {
 std::optional<std::filesystem::path> no_cache_yet(const CacheArgs& args) {
     std::error_code ec;
     const std::filesystem::path dir = cache_dir(args);
-    if (std::filesystem::exists(std::filesystem::symlink_status(dir, ec)))
+    // Only a name that is not there at all; any other trouble is the cache's to report.
+    if (std::filesystem::symlink_status(dir, ec).type() != std::filesystem::file_type::not_found)
         return std::nullopt;
     return dir;
 }

@@ -43,17 +43,40 @@ int run_lint(LintArgs& args) {
     const Project* project = args.sources.project_file();
     lint::LintRun run;
     run.shape_files.assign(args.shapes.begin(), args.shapes.end());
-    // The project's shape files where its kernels are linted: all of them, or FILES inside its
-    // kernel directory (other FILES take the shape files beside them).
-    const auto in_project_kernels = [&](const lint::SourceGroup& g) {
-        if (!project || !project->kernels || g.dir.empty())
-            return false;
+    // FILES of the project's kernel tree (subdirectories included) are linted as the project's
+    // kernels: one group over the whole tree, named as the project names them (ops/a.cu),
+    // with its shape files. Other FILES take the shape files beside them.
+    if (project && project->kernels && !args.files.empty() && !args.embedded &&
+        run.shape_files.empty()) {
         std::error_code ec;
-        return std::filesystem::weakly_canonical(g.dir, ec) ==
-               std::filesystem::weakly_canonical(project->kernels->path, ec);
-    };
-    if (run.shape_files.empty() && project &&
-        (args.files.empty() || std::all_of(groups.begin(), groups.end(), in_project_kernels)))
+        const std::filesystem::path root =
+            std::filesystem::weakly_canonical(project->kernels->path, ec);
+        const std::string tree = display_path(project->kernels->path);
+        SourceSet set = SourceSet::from_directory(project->kernels->path, tree);
+        std::vector<std::string> targets;
+        bool inside = !ec;
+        for (const std::string& f : args.files) {
+            const std::filesystem::path rel =
+                std::filesystem::weakly_canonical(f, ec).lexically_relative(root);
+            if (ec || rel.empty() || *rel.begin() == "..") {
+                inside = false;
+                break;
+            }
+            const std::string name = rel.generic_string();
+            for (const SourceFile& file : set.files())
+                if (name == "." || file.name == name || file.name.starts_with(name + "/"))
+                    targets.push_back(file.name);
+        }
+        if (inside && !targets.empty()) {
+            std::sort(targets.begin(), targets.end());
+            targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+            groups = {{std::move(set), std::move(targets), project->kernels->path}};
+        }
+    }
+    const bool project_kernels =
+        project && (args.files.empty() || (project->kernels && groups.size() == 1 &&
+                                           groups.front().dir == project->kernels->path));
+    if (run.shape_files.empty() && project_kernels)
         for (const ProjectPath& p : project->shape_files)
             run.shape_files.emplace_back(display_path(p.path));
     run.include_dirs = args.sources.include_dirs(args.include_dirs);

@@ -13,10 +13,11 @@ NotFoundError, CompileError, NvrtcError, LaunchError, CudaError and NoDeviceErro
 """
 def _extension_for_another_python():
     """The ImportError to raise when the extension here was built for another interpreter."""
-    import glob, os, sys, sysconfig
+    import glob, importlib.machinery, os, sys, sysconfig
     built = glob.glob(os.path.join(os.path.dirname(__file__), "_kjit*.so"))
     want = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    if built and not any(b.endswith(want) for b in built):
+    loads = importlib.machinery.EXTENSION_SUFFIXES  # .cpython-312-..., .abi3.so, .so
+    if built and not any(os.path.basename(b) == "_kjit" + s for b in built for s in loads):
         names = ", ".join(os.path.basename(b) for b in built)
         return ImportError(f"kjit's extension here is {names}, built for another Python; this "
                            f"is Python {sys.version.split()[0]} (it loads *{want}): run it with "

@@ -36,11 +36,11 @@ class Packaging(unittest.TestCase):
             for name in os.listdir(os.path.join(tmp, "kjit")):
                 if name.startswith("_kjit") and name.endswith(".so"):
                     os.rename(os.path.join(tmp, "kjit", name),
-                              os.path.join(tmp, "kjit", "_kjit.cpython-39-x86_64-linux-gnu.so"))
+                              os.path.join(tmp, "kjit", "_kjit.cpython-20-x86_64-linux-gnu.so"))
             p = subprocess.run([sys.executable, "-c", "import kjit"], cwd=tmp,
                                env={**os.environ, "PYTHONPATH": tmp}, capture_output=True, text=True)
         self.assertNotEqual(p.returncode, 0)
-        self.assertIn("ImportError: kjit's extension here is _kjit.cpython-39-x86_64-linux-gnu.so, "
+        self.assertIn("ImportError: kjit's extension here is _kjit.cpython-20-x86_64-linux-gnu.so, "
                       "built for another Python; this is Python", p.stderr)
 
 
