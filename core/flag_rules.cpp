@@ -38,13 +38,6 @@ bool is_flag_name(std::string_view s) {
            });
 }
 
-std::string join(const std::vector<std::string>& parts, std::string_view sep) {
-    std::string out;
-    for (const auto& p : parts)
-        out += (out.empty() ? "" : std::string(sep)) + p;
-    return out;
-}
-
 namespace {
 
 constexpr std::string_view kBoolAccepted = "1, 0, true, false, on, off, yes, no";

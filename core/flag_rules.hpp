@@ -22,8 +22,6 @@ bool istarts_with(std::string_view s, std::string_view prefix);
 bool is_identifier(std::string_view s);
 /// Upper-case letters, digits and '_', not starting with a digit: what a declared name may be.
 bool is_flag_name(std::string_view s);
-/// The parts joined with `sep`.
-std::string join(const std::vector<std::string>& parts, std::string_view sep);
 /// `'v'`.
 std::string quoted_value(std::string_view v);
 /// An integer flag's range: "0..1024", ">= 1", "<= 9", or "".

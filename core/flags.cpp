@@ -15,7 +15,6 @@ using detail::check_spec;
 using detail::fill_default;
 using detail::is_flag_name;
 using detail::istarts_with;
-using detail::join;
 using detail::parse_value;
 using detail::Parsed;
 using detail::quoted_value;

@@ -18,6 +18,20 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 std::vector<std::string> nearest(std::string_view typed, const std::vector<std::string>& candidates,
                                  std::size_t prefix_len = 0);
 
+/// The parts joined with `sep`: "a, b, c" (any range of strings).
+template <class Range>
+std::string join(const Range& parts, std::string_view sep = ", ") {
+    std::string out;
+    bool first = true;
+    for (const auto& part : parts) {
+        if (!first)
+            out += sep;
+        out += part;
+        first = false;
+    }
+    return out;
+}
+
 /// "; did you mean A?", "; did you mean A or B?", "; did you mean A, B or C?", or "" for none.
 std::string did_you_mean(const std::vector<std::string>& names);
 

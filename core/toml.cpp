@@ -39,13 +39,6 @@ std::string single_quoted(std::string_view s) {
     return "'" + std::string(s) + "'";
 }
 
-std::string join(const std::vector<std::string>& parts) {
-    std::string out;
-    for (const auto& p : parts)
-        out += (out.empty() ? "" : ", ") + p;
-    return out;
-}
-
 } // namespace
 
 // ---- TomlNode ----

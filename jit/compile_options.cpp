@@ -105,10 +105,13 @@ void CompileOptions::check() const {
     }
 }
 
-void add_define(std::map<std::string, std::string>& defines, const std::string& assignment) {
+std::pair<std::string, std::string> split_define(const std::string& assignment) {
     const auto eq = assignment.find('=');
-    const std::string name = assignment.substr(0, eq);
-    const std::string value = eq == std::string::npos ? "1" : assignment.substr(eq + 1);
+    return {assignment.substr(0, eq), eq == std::string::npos ? "1" : assignment.substr(eq + 1)};
+}
+
+void add_define(std::map<std::string, std::string>& defines, const std::string& assignment) {
+    const auto [name, value] = split_define(assignment);
     if (!is_identifier(name))
         throw ConfigError("bad define '" + assignment +
                           "': expected NAME=VALUE with NAME a C identifier");

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kjit {
@@ -60,6 +61,8 @@ bool is_real_arch(const std::string& arch);
 /// real architecture. Whether this NVRTC knows it is asked at the compile (check_options()).
 std::string arch_problem(const std::string& arch);
 
+/// "NAME=VALUE" as {NAME, VALUE}; "NAME" alone as {NAME, "1"}, as nvcc reads it. Not checked.
+std::pair<std::string, std::string> split_define(const std::string& assignment);
 /// Parses "NAME=VALUE" (or "NAME", meaning 1) into defines; ConfigError on a bad name, or a
 /// value with a line break or a NUL.
 void add_define(std::map<std::string, std::string>& defines, const std::string& assignment);

@@ -92,14 +92,6 @@ KernelSpec read_kernel(const TomlTable& t, SourceLocation& fallback_at) {
     return spec;
 }
 
-/// `names` as "a, b, c".
-std::string joined(const std::set<std::string>& names) {
-    std::string out;
-    for (const std::string& n : names)
-        out += (out.empty() ? "" : ", ") + n;
-    return out;
-}
-
 /// A tuned kernel's lookup against what its table holds, fail closed: where the table has
 /// entries of the kernel's contract, `tuned` must name the shape keys of one of them (a
 /// misspelt or missing key never matches). A contract the table holds nothing of yet runs its
@@ -122,8 +114,8 @@ void check_tuned_keys(const KernelSpec& k, const TunedTable& table) {
         return;
     std::string sets;
     for (const auto& keys : keyed)
-        sets += (sets.empty() ? "" : "; ") + joined(keys);
-    throw ConfigError("kernel '" + k.name + "': tuned names shape key(s) " + joined(named) +
+        sets += (sets.empty() ? "" : "; ") + join(keys);
+    throw ConfigError("kernel '" + k.name + "': tuned names shape key(s) " + join(named) +
                           ", and the entries of " + contract + " in " + display_path(table.file) +
                           " are keyed " + sets,
                       k.tuned_where);

@@ -71,13 +71,6 @@ bool guarded_default(const ScannedSource& s, const std::string& name, int define
     return false;
 }
 
-std::string join(const std::vector<std::string>& tokens) {
-    std::string out;
-    for (const auto& t : tokens)
-        out += (out.empty() ? "" : " ") + t;
-    return out;
-}
-
 bool same_value(const std::vector<std::string>& a, const std::vector<std::string>& b) {
     const auto va = evaluate(a, {}), vb = evaluate(b, {});
     if (va && vb)
@@ -240,7 +233,7 @@ class ClangRules {
             if (production.size() > 3)
                 values += ", ...";
             out_.push_back({path_of(m.pos.file), m.pos.line, m.pos.column, Severity::warning,
-                            "default " + m.name + "=" + join(m.body) +
+                            "default " + m.name + "=" + join(m.body, " ") +
                                 " matches no production value (" + values +
                                 "): a build without the injected value runs another "
                                 "configuration",

@@ -3,6 +3,8 @@
 #include "tools/verbs.hpp"
 
 #include "core/flags.hpp"
+#include "core/names.hpp"
+#include "jit/compile_options.hpp"
 #include "jit/error.hpp"
 #include "runtime/driver.hpp"
 
@@ -32,10 +34,11 @@ int main(int argc, char** argv) {
     };
     one_value_each(app);
     if (argc > 1 && argv[1][0] != '-' && !actions.contains(argv[1])) {
-        std::string verbs;
+        std::vector<std::string> verbs;
         for (const auto& [name, _] : actions)
-            verbs += (verbs.empty() ? "" : ", ") + name;
-        std::cerr << "kjit: error: unknown verb '" << argv[1] << "' (verbs: " << verbs << ")\n";
+            verbs.push_back(name);
+        std::cerr << "kjit: error: unknown verb '" << argv[1] << "' (verbs: " << kjit::join(verbs)
+                  << ")\n";
         return kUsage;
     }
     // A define given twice with two values (`-D B=64 -D B=128`) is a mistake, not "the last
@@ -45,9 +48,7 @@ int main(int argc, char** argv) {
             if (o->check_lname("define")) {
                 std::map<std::string, std::string> seen;
                 for (const std::string& d : o->results()) {
-                    const std::string name = d.substr(0, d.find('='));
-                    const std::string value =
-                        d.find('=') == std::string::npos ? "1" : d.substr(d.find('=') + 1);
+                    const auto [name, value] = kjit::split_define(d);
                     if (const auto [it, fresh] = seen.emplace(name, value);
                         !fresh && it->second != value)
                         throw CLI::ValidationError("--define", name + " is given twice, as " +

@@ -50,15 +50,12 @@ const KernelContract& SourceOptions::contract(std::string_view kernel) const {
         return *c;
     const SourceSet set = load();
     std::vector<std::string> names;
-    std::string known;
     for (const KernelContract* c : kernel_contracts())
-        if (set.find(c->source_name() + ".cu")) {
+        if (set.find(c->source_name() + ".cu"))
             names.push_back(c->name);
-            known += (known.empty() ? "" : ", ") + c->name;
-        }
     const std::string near = did_you_mean(nearest(kernel, names));
     throw NotFoundError("no bench or digest case for kernel '" + std::string(kernel) +
-                        "' (known: " + (known.empty() ? "none" : known) + ")" +
+                        "' (known: " + (names.empty() ? "none" : join(names)) + ")" +
                         (near.empty() ? ": a kernel is benched and digested through its "
                                         "contract, which a contract file the project names "
                                         "declares (docs/contracts.md)"

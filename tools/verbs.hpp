@@ -33,7 +33,7 @@ enum Exit : int { kOk = 0, kFindings = 1, kUsage = 2 };
 /// usage error naming the value, before anything is read or compiled.
 CLI::Validator arch_check();
 
-/// The check of every --seed option: a whole number of at most 20 digits, not a sign.
+/// The check of every --seed option: a whole number from 0 to 2^64 - 1, without a sign.
 CLI::Validator seed_check();
 
 /// The body of a verb, run after parsing; returns the exit code.

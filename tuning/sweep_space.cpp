@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "core/flags.hpp"
 
+#include <algorithm>
 #include <limits>
 
 namespace kjit {
@@ -24,6 +25,11 @@ std::pair<int, int> pow2_exponents(long long lo, long long hi) {
 }
 
 } // namespace
+
+void SweepParam::add(long long v) {
+    if (std::find(list.begin(), list.end(), v) == list.end())
+        list.push_back(v);
+}
 
 std::uint64_t SweepParam::size() const {
     switch (kind) {

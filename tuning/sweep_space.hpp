@@ -20,6 +20,8 @@ struct SweepParam {
     std::vector<long long> list; ///< Kind::list: the values as written
     long long min = 0, max = 0;  ///< range and pow2: the bounds, both included
     long long step = 1;          ///< range: positive
+    /// Appends `v` to a list unless it is there: a value met twice is measured once.
+    void add(long long v);
     /// How many values (a range of more than 2^64 - 1 values saturates there).
     [[nodiscard]] std::uint64_t size() const;
     /// Value `i` (< size()).

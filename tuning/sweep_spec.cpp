@@ -25,13 +25,6 @@ std::pair<int, int> position(const SourceLocation& where) {
     return {where.line, where.column};
 }
 
-std::string joined(const std::vector<std::string>& names) {
-    std::string out;
-    for (const auto& n : names)
-        out += (out.empty() ? "" : ", ") + n;
-    return out;
-}
-
 /// A [sweep] list as written, before its expressions can be parsed (they read the dtype and
 /// every fixed define, known once the whole file has been read).
 struct WrittenList {
@@ -60,10 +53,8 @@ SweepParam read_param(const TomlNode& n, const std::string& name, bool define,
         if (shaped)
             from_shape.push_back(std::move(written));
         else
-            for (const auto& item : written.items) // a value met twice is measured once
-                if (std::find(p.list.begin(), p.list.end(), std::get<long long>(item)) ==
-                    p.list.end())
-                    p.list.push_back(std::get<long long>(item));
+            for (const auto& item : written.items)
+                p.add(std::get<long long>(item));
     } else if (const auto t = n.as_table()) {
         if (const auto pow2 = t->get("pow2")) {
             t->only_keys({"pow2"}, "sweep parameter " + name);
@@ -120,7 +111,7 @@ std::string values_text(const SweepParam& p) {
     for (std::size_t i = 0; i < n; ++i)
         if (n <= 12 || i < 5 || i >= n - 5)
             names.push_back((n > 12 && i == n - 5 ? "..., " : "") + std::to_string(p.list[i]));
-    return joined(names);
+    return join(names);
 }
 
 /// An integer setting of [bench] within [lo, hi].
@@ -144,12 +135,12 @@ void read_contract_shape(const TomlTable& root, SweepSpec& spec) {
     for (const TomlEntry& e : n->table("shape").entries())
         if (std::find(c.shape_keys.begin(), c.shape_keys.end(), e.key) == c.shape_keys.end())
             throw ConfigError("'" + e.key + "' is not a shape key of " + c.name +
-                                  " (shape keys: " + joined(c.shape_keys) + ")",
+                                  " (shape keys: " + join(c.shape_keys) + ")",
                               e.key_where);
     for (const auto& k : c.shape_keys)
         if (!spec.shape.contains(k))
             n->fail("[shape] needs '" + k + "' (the shape keys of " + c.name + ": " +
-                    joined(c.shape_keys) + ")");
+                    join(c.shape_keys) + ")");
 }
 
 void read_check(const TomlNode& n, SweepSpec& spec) {
@@ -211,7 +202,7 @@ void read_check(const TomlNode& n, SweepSpec& spec) {
         spec.reference = v->string("reference");
         if (!find_reference(spec.reference))
             v->fail("no float64 reference is registered as '" + spec.reference +
-                    "' (known: " + joined(reference_names()) + ")");
+                    "' (known: " + join(reference_names()) + ")");
     }
     // Without a float64 reference or a reference variant, tolerance mode compares with the
     // contract's reference defines, else with the baseline variant.
@@ -310,10 +301,8 @@ void SweepSpec::set_shape(std::map<std::string, long long> values) {
         param->list.clear();
         for (const auto& item : l.items) {
             const auto* number = std::get_if<long long>(&item);
-            const long long v = number ? *number : std::get<Expr>(item).eval_int(s);
             // A value the shape makes equal to another is measured once.
-            if (std::find(param->list.begin(), param->list.end(), v) == param->list.end())
-                param->list.push_back(v);
+            param->add(number ? *number : std::get<Expr>(item).eval_int(s));
         }
         if (const auto b = baseline.find(l.param);
             b != baseline.end() &&
@@ -377,7 +366,7 @@ SweepSpec SweepSpec::parse(std::string text, const std::string& file) {
         std::vector<std::string> known;
         for (const KernelContract* c : kernel_contracts())
             known.push_back(c->name);
-        kernel->fail("no contract for kernel '" + name + "' (known: " + joined(known) +
+        kernel->fail("no contract for kernel '" + name + "' (known: " + join(known) +
                      "); a kernel without one declares its launch inline: [launch] and "
                      "[[args]]");
     }
@@ -438,7 +427,7 @@ SweepSpec SweepSpec::parse(std::string text, const std::string& file) {
                     for (const auto& p : spec.contract.launch_params)
                         known.push_back(p.name);
                     throw ConfigError("'" + pname + "' is not a launch parameter of " + name +
-                                          " (known: " + (known.empty() ? "none" : joined(known)) +
+                                          " (known: " + (known.empty() ? "none" : join(known)) +
                                           ")",
                                       e.key_where);
                 }
@@ -456,7 +445,7 @@ SweepSpec SweepSpec::parse(std::string text, const std::string& file) {
                 std::vector<std::string> known;
                 for (DType x : dtypes)
                     known.emplace_back(dtype_name(x));
-                n->fail("kernel " + name + " has no dtype '" + d + "' (dtypes: " + joined(known) +
+                n->fail("kernel " + name + " has no dtype '" + d + "' (dtypes: " + join(known) +
                         ")");
             }
             spec.dtype = parse_dtype(d);

@@ -1,7 +1,6 @@
 #include "tuning/tune.hpp"
 
 #include "core/error.hpp"
-#include "core/flag_rules.hpp"
 #include "core/names.hpp"
 #include "kernels/shape.hpp"
 #include "tuning/sweep_judge.hpp"
@@ -38,7 +37,7 @@ TunePlan plan_tune(const TuneRequest& request, const Project* project) {
                 "kjit tune " + request.kernel + " needs a sweep file of " + request.kernel +
                 ": --sweep FILE, or one among the project file's sweep_files" +
                 (swept.empty() ? std::string()
-                               : " (they sweep " + detail::join(swept, ", ") + ")" +
+                               : " (they sweep " + join(swept) + ")" +
                                      did_you_mean(nearest(request.kernel, swept))));
     }
     if (plan.spec.contract.name != request.kernel)
