@@ -107,23 +107,31 @@ std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceF
 }
 
 std::vector<Diagnostic> unread_define_diagnostics(const SourceSet& sources,
-                                                  const SourceFile& kernel, const KernelSpec& spec,
+                                                  const SourceFile& kernel, const std::string& label,
+                                                  const std::map<std::string, SourceLocation>& places,
                                                   const std::map<std::string, std::string>& defines,
                                                   Severity severity) {
     std::vector<Diagnostic> out;
     for (const UnreadDefine& u : unread_defines(sources, kernel, defines)) {
         Diagnostic d;
-        if (const auto at = spec.define_sources.find(u.name); at != spec.define_sources.end()) {
-            d.path = at->second.name.path;
-            d.line = at->second.name.line;
-            d.column = at->second.name.column;
+        if (const auto at = places.find(u.name); at != places.end()) {
+            d.path = at->second.path;
+            d.line = at->second.line;
+            d.column = at->second.column;
         }
         d.severity = severity;
-        d.message = "kernel '" + spec.name + "': define " + u.name + " is never read by " +
+        d.message = "kernel '" + label + "': define " + u.name + " is never read by " +
                     kernel.path + " or the files it includes" + did_you_mean(u.nearest);
         out.push_back(std::move(d));
     }
     return out;
+}
+
+std::map<std::string, SourceLocation> define_places(const KernelSpec& spec) {
+    std::map<std::string, SourceLocation> places;
+    for (const auto& [name, at] : spec.define_sources)
+        places[name] = at.name;
+    return places;
 }
 
 void refuse_unread_diagnostics(const std::vector<Diagnostic>& found, bool allow) {

@@ -23,13 +23,18 @@ struct UnreadDefine {
 std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceFile& kernel,
                                          const std::map<std::string, std::string>& defines);
 
-/// unread_defines() of `spec` (compiled from `kernel` with `defines`, its resolved defines)
-/// as diagnostics of `severity`, each at the define's name in the spec's shape file when it
-/// came from one: `kernel 'NAME': define X is never read by PATH or the files it includes`.
+/// unread_defines() of kernel `label` (compiled from `kernel` with `defines`, its resolved
+/// defines) as diagnostics of `severity`, each at the define's place in `places` when it has one
+/// (its name in a shape file, its key in a contract, a tuned entry's line):
+/// `kernel 'LABEL': define X is never read by PATH or the files it includes`.
 std::vector<Diagnostic> unread_define_diagnostics(const SourceSet& sources,
-                                                  const SourceFile& kernel, const KernelSpec& spec,
+                                                  const SourceFile& kernel, const std::string& label,
+                                                  const std::map<std::string, SourceLocation>& places,
                                                   const std::map<std::string, std::string>& defines,
                                                   Severity severity);
+
+/// Where each define of `spec` is written: its name in the shape file.
+std::map<std::string, SourceLocation> define_places(const KernelSpec& spec);
 
 /// The refusal of `found` (unread_define_diagnostics of severity error): a ConfigError at the
 /// first one's place; with `allow` (KJIT_ALLOW_UNREAD_DEFINES: a define only a toolkit header

@@ -379,12 +379,11 @@ std::vector<Diagnostic> unread_placed(const KernelContract& contract, const Sour
     const SourceFile* kernel = sources.find(contract.source_name() + ".cu");
     if (!kernel || defines.empty())
         return {};
-    KernelSpec spec;
-    spec.name = label;
+    std::map<std::string, SourceLocation> places;
     for (const auto& [name, _] : defines)
         if (const auto at = contract.where.find(prefix + name); at != contract.where.end())
-            spec.define_sources[name] = {at->second, at->second};
-    return unread_define_diagnostics(sources, *kernel, spec, defines, Severity::error);
+            places[name] = at->second;
+    return unread_define_diagnostics(sources, *kernel, label, places, defines, Severity::error);
 }
 
 } // namespace

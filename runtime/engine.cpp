@@ -50,18 +50,11 @@ CacheSettings with_flags(CacheSettings s, const ResolvedFlags& flags) {
 
 } // namespace
 
-void Engine::check_defines_read(const SourceSet& sources, const std::string& source,
-                                const KernelSpec& spec,
-                                const std::map<std::string, std::string>& defines) const {
-    refuse_unread_diagnostics(
-        unread_define_diagnostics(sources, sources.kernel(source), spec, defines, Severity::error),
-        flags_.get_bool(kFlagAllowUnreadDefines));
-}
-
 std::string Engine::apply_tuned(const SourceSet& sources, const std::string& source,
-                                KernelSpec& spec, const ModelShape& shape,
+                                const KernelSpec& spec, const ModelShape& shape,
                                 std::map<std::string, std::string>& defines,
-                                std::map<std::string, std::string>& origins) const {
+                                std::map<std::string, std::string>& origins,
+                                std::map<std::string, SourceLocation>& places) const {
     if (!spec.tuned || spec.tuned_shape.empty())
         return {};
     const auto tuned_shape = resolve_tuned_shape(spec, shape);
@@ -102,7 +95,7 @@ std::string Engine::apply_tuned(const SourceSet& sources, const std::string& sou
         if (!defines.contains(name)) {
             defines[name] = value;
             origins[name] = "tuned: " + where;
-            spec.define_sources[name] = {m.entry->where, m.entry->where};
+            places[name] = m.entry->where;
         }
     std::string text = where + " (" + m.how + ")";
     const std::string now = tuned_source_hash(sources, source);
@@ -155,10 +148,13 @@ std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
                                                          std::to_string(at->second.name.column);
                 }
                 // The tuned entry's defines are placed at its line, as the spec's at theirs.
-                KernelSpec located = specs[i];
-                row.tuned = apply_tuned(*sources, row.source, located, shape, options.defines,
-                                        row.define_origins);
-                check_defines_read(*sources, row.source, located, options.defines);
+                auto places = define_places(specs[i]);
+                row.tuned = apply_tuned(*sources, row.source, specs[i], shape, options.defines,
+                                        row.define_origins, places);
+                refuse_unread_diagnostics(
+                    unread_define_diagnostics(*sources, sources->kernel(row.source), row.name,
+                                              places, options.defines, Severity::error),
+                    flags_.get_bool(kFlagAllowUnreadDefines));
                 for (const auto& dir : sources_.include_dirs())
                     options.include_dirs.push_back(dir.string());
                 options.name_expressions = specs[i].instantiations;

@@ -116,17 +116,14 @@ class Engine {
 
   private:
     struct Loaded;
-    /// Throws (or, under KJIT_ALLOW_UNREAD_DEFINES, warns about) a define `spec` injects that
-    /// the source never reads.
-    void check_defines_read(const SourceSet& sources, const std::string& source,
-                            const KernelSpec& spec,
-                            const std::map<std::string, std::string>& defines) const;
     /// Injects the tuned table's entry for `spec` on this engine's device (all of it, or none
     /// when the spec sets one of its defines to another value) and notes each define's origin
-    /// (and, in `spec`, its place: the entry's line); what the lookup did (PrepareRow::tuned).
-    std::string apply_tuned(const SourceSet& sources, const std::string& source, KernelSpec& spec,
-                            const ModelShape& shape, std::map<std::string, std::string>& defines,
-                            std::map<std::string, std::string>& origins) const;
+    /// and place (the entry's line); what the lookup did (PrepareRow::tuned).
+    std::string apply_tuned(const SourceSet& sources, const std::string& source,
+                            const KernelSpec& spec, const ModelShape& shape,
+                            std::map<std::string, std::string>& defines,
+                            std::map<std::string, std::string>& origins,
+                            std::map<std::string, SourceLocation>& places) const;
     ResolvedFlags flags_;
     const Context* context_;
     std::string arch_;

@@ -77,11 +77,11 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
                 continue;
             const std::string where = display_path(path) + ":" + std::to_string(e.where.line);
             production.push_back({e.kernel + " (tuned " + where + ")", e.kernel, e.defines});
-            KernelSpec spec;
-            spec.name = e.kernel + " (tuned " + where + ")";
+            std::map<std::string, SourceLocation> places;
             for (const auto& [name, _] : e.defines)
-                spec.define_sources[name] = {e.where, e.where};
-            for (Diagnostic& d : unread_define_diagnostics(set, set.kernel(e.kernel), spec,
+                places[name] = e.where;
+            for (Diagnostic& d : unread_define_diagnostics(set, set.kernel(e.kernel),
+                                                           production.back().name, places,
                                                            e.defines, Severity::error))
                 found.push_back(std::move(d));
         }
