@@ -8,19 +8,21 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
-#include <fstream>
-#include <sstream>
-#include <cstdio>
+#include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 
 namespace kjit::test {
@@ -98,7 +100,6 @@ inline Run run_kjit_in(const std::filesystem::path& dir, const std::string& args
 }
 #endif
 
-/// Writes `text` to `path`, creating its directory.
 /// The bytes of `path` ("" when it cannot be read).
 inline std::string read_file(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -107,6 +108,7 @@ inline std::string read_file(const std::filesystem::path& path) {
     return os.str();
 }
 
+/// Writes `text` to `path`, creating its directory.
 inline void write_file(const std::filesystem::path& path, const std::string& text) {
     std::filesystem::create_directories(path.parent_path());
     std::ofstream(path, std::ios::binary) << text;
@@ -115,6 +117,28 @@ inline void write_file(const std::filesystem::path& path, const std::string& tex
 /// True when `part` occurs in `s`.
 inline bool contains(const std::string& s, const std::string& part) {
     return s.find(part) != std::string::npos;
+}
+
+/// Runs `child` in a forked process whose files may grow to `bytes` at most (RLIMIT_FSIZE, with
+/// SIGXFSZ ignored, so that a longer write fails with EFBIG, "File too large"): the child's
+/// return value as its exit status, or -1 when it did not exit.
+inline int exit_status_with_file_limit(rlim_t bytes, const std::function<int()>& child) {
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ::signal(SIGXFSZ, SIG_IGN);
+        const rlimit limit{bytes, bytes};
+        ::setrlimit(RLIMIT_FSIZE, &limit);
+        int status = 4;
+        try {
+            status = child();
+        } catch (...) {
+        }
+        std::_Exit(status);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 /// The text of the LaunchError `f` throws, or "(no error)".

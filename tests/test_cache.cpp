@@ -321,27 +321,18 @@ TEST_CASE("a directory or an entry owned by another user is refused") {
 
 TEST_CASE("a write that fails under RLIMIT_FSIZE leaves nothing behind and the compile stands") {
     test::TempDir tmp;
-    const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        ::signal(SIGXFSZ, SIG_IGN);
-        struct rlimit lim {1024, 1024};
-        ::setrlimit(RLIMIT_FSIZE, &lim);
-        std::vector<std::string> w;
-        CacheSettings s;
-        s.dir = tmp.path();
-        s.warn = [&](const std::string& m) { w.push_back(m); };
-        CompileCache cc(s);
-        const Specialized r = cc.get(tiny_sources(), {"tiny", {}});
-        const bool ok = r.compiled && r.compiled->cubin.size() > 1024 && w.size() == 1 &&
-                        w[0].find("File too large") != std::string::npos &&
-                        w[0].find("kept in memory only") != std::string::npos;
-        std::_Exit(ok ? 0 : 1);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    CHECK(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(test::exit_status_with_file_limit(1024, [&] {
+              std::vector<std::string> w;
+              CacheSettings s;
+              s.dir = tmp.path();
+              s.warn = [&](const std::string& m) { w.push_back(m); };
+              CompileCache cc(s);
+              const Specialized r = cc.get(tiny_sources(), {"tiny", {}});
+              const bool ok = r.compiled && r.compiled->cubin.size() > 1024 && w.size() == 1 &&
+                              w[0].find("File too large") != std::string::npos &&
+                              w[0].find("kept in memory only") != std::string::npos;
+              return ok ? 0 : 1;
+          }) == 0);
     std::size_t files = 0;
     for (const auto& e : fs::directory_iterator(tmp.path()))
         files += e.path().extension() == ".lock" ? 0 : 1;

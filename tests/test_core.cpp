@@ -246,24 +246,16 @@ TEST_CASE("a file is written whole or not at all and a failure names its cause")
            std::filesystem::perms::group_read));
     // A write that fails once the temporary file exists (over the file size limit, in a child
     // process) names the cause and leaves the old file whole.
-    const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        ::signal(SIGXFSZ, SIG_IGN);
-        const rlimit limit{10, 10};
-        ::setrlimit(RLIMIT_FSIZE, &limit);
-        try {
-            write_file_atomically(file, std::string(1000, 'y'), "the output");
-        } catch (const ConfigError& e) {
-            std::_Exit(
-                std::string(e.what()).ends_with("cannot write the output: File too large") ? 0 : 2);
-        }
-        std::_Exit(3);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    CHECK(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(test::exit_status_with_file_limit(10, [&] {
+              try {
+                  write_file_atomically(file, std::string(1000, 'y'), "the output");
+              } catch (const ConfigError& e) {
+                  return std::string(e.what()).ends_with("cannot write the output: File too large")
+                             ? 0
+                             : 2;
+              }
+              return 3;
+          }) == 0);
     CHECK(test::read_file(file) == std::string(100000, 'x'));
     // No temporary file is left beside the targets.
     std::size_t files = 0;

@@ -57,6 +57,23 @@ void tuned_project(const std::filesystem::path& dir, const std::string& table) {
     write_file(dir / "tuned.toml", table);
 }
 
+/// Loads `dir`/kernels/model.toml with `from` replaced by `to` (as bad.toml) and resolves its
+/// first kernel's tuned shape: the error as "MESSAGE at LINE:COL", or "(no error)".
+std::string shape_file_error(const std::filesystem::path& dir, const std::string& from,
+                             const std::string& to) {
+    std::string text = test::read_file(dir / "kernels/model.toml");
+    REQUIRE(text.find(from) != std::string::npos);
+    text.replace(text.find(from), from.size(), to);
+    write_file(dir / "kernels/bad.toml", text);
+    try {
+        const ShapeFile bad = ShapeFile::load(dir / "kernels/bad.toml");
+        (void)resolve_tuned_shape(bad.kernels.front(), bad.shape);
+    } catch (const ConfigError& e) {
+        return e.message + " at " + std::to_string(e.line) + ":" + std::to_string(e.column);
+    }
+    return "(no error)";
+}
+
 } // namespace
 
 TEST_SUITE("tuned") {
@@ -217,16 +234,7 @@ TEST_CASE("a shape file names its tuned table and each kernel's tuned shape") {
     CHECK(k.tuned_contract.empty());
 
     const auto error_of = [&](const std::string& from, const std::string& to) {
-        std::string text = test::read_file(dir.path() / "kernels/model.toml");
-        text.replace(text.find(from), from.size(), to);
-        write_file(dir.path() / "kernels/bad.toml", text);
-        try {
-            const ShapeFile bad = ShapeFile::load(dir.path() / "kernels/bad.toml");
-            (void)resolve_tuned_shape(bad.kernels.front(), bad.shape);
-        } catch (const ConfigError& e) {
-            return e.message + " at " + std::to_string(e.line) + ":" + std::to_string(e.column);
-        }
-        return std::string("(no error)");
+        return shape_file_error(dir.path(), from, to);
     };
     CHECK(error_of("tuned = \"../tuned.toml\"", "tuned = \"../none.toml\"") ==
           "the tuned table " + (dir.path() / "none.toml").string() + " does not exist at 1:9");
@@ -260,16 +268,7 @@ TEST_CASE("a tuned lookup the table cannot answer is an error where it holds the
     t.save();
     tuned_project(dir.path(), test::read_file(t.file));
     const auto error_of = [&](const std::string& from, const std::string& to) {
-        std::string text = test::read_file(dir.path() / "kernels/model.toml");
-        REQUIRE(text.find(from) != std::string::npos);
-        text.replace(text.find(from), from.size(), to);
-        write_file(dir.path() / "kernels/bad.toml", text);
-        try {
-            (void)ShapeFile::load(dir.path() / "kernels/bad.toml");
-        } catch (const ConfigError& e) {
-            return e.message + " at " + std::to_string(e.line) + ":" + std::to_string(e.column);
-        }
-        return std::string("(no error)");
+        return shape_file_error(dir.path(), from, to);
     };
     CHECK(error_of("tuned = { rows", "tuned = { rows") == "(no error)");
     CHECK(error_of("tuned = { rows", "tuned = { contract = \"splitk_small\", rows") ==
