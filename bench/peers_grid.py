@@ -259,7 +259,8 @@ def conv1d_cl_rows(a, grid, kjit_for, timer, ceiling):
                     y = torch.empty_like(x)
                     s_out, peer_s_out = torch.empty_like(s_in), torch.empty_like(s_in)
                     kjit, used = kjit_for((dname, b, c, t))
-                    config = f"L{used['CONV_CL_STEPS']}xB{used['CONV_BLOCK']}"
+                    config = (f"L{used['CONV_CL_STEPS']}xS{used['CONV_CL_SEGS']}"
+                              f"xE{used['CONV_CL_CH']}xB{used['CONV_BLOCK']}")
                     for form in grid["forms"]:
                         silu = "silu" in form
                         bias = bias_t if "bias" in form else None
@@ -513,7 +514,8 @@ def main():
                "rms_norm": {"RMS_BLOCK": "256"},
                "conv1d": {"CONV_TILE": "16", "CONV_BLOCK": "64", "CONV_SEGS": "0"},
                "conv1d_update": {"CONV_BLOCK": "64"},
-               "conv1d_cl": {"CONV_CL_STEPS": "8", "CONV_BLOCK": "64"}}[grid["kernel"]]
+               "conv1d_cl": {"CONV_CL_STEPS": "16", "CONV_CL_SEGS": "1", "CONV_CL_CH": "4",
+                             "CONV_BLOCK": "64"}}[grid["kernel"]]
     for kv in a.defines:
         k, v = kv.split("=", 1)
         defines[k] = v

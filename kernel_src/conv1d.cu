@@ -50,7 +50,7 @@
 #define CONV_SILU 1 // 1: y = silu(conv), as Mamba's conv1d does; 0: no activation
 #endif
 #ifndef CONV_CL_STEPS
-#define CONV_CL_STEPS 8 // conv1d_cl: time steps per thread
+#define CONV_CL_STEPS 16 // conv1d_cl: time steps per thread
 #endif
 #ifndef CONV_CL_SEGS
 #define CONV_CL_SEGS 1 // conv1d_cl: consecutive tiles of CONV_CL_STEPS steps per thread

@@ -120,7 +120,7 @@ KernelContract conv1d_cl_contract() {
     KernelContract c = conv1d_contract();
     c.name = "conv1d_cl";
     c.source = "conv1d"; // one chain of FMAs for every layout
-    c.defines = {{"CONV_CL_STEPS", "8"},
+    c.defines = {{"CONV_CL_STEPS", "16"},
                  {"CONV_CL_SEGS", "1"},
                  {"CONV_CL_CH", "4"},
                  {"CONV_BLOCK", "64"},

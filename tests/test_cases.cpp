@@ -180,14 +180,14 @@ TEST_CASE("the conv1d_cl contract is conv1d channel-last from conv1d's source") 
     const KernelContract& kc = kernel_contract("conv1d_cl");
     CHECK(kc.source_name() == "conv1d");
     CHECK(defines_text(kc.defines) ==
-          "CONV_BLOCK=64 CONV_CL_CH=4 CONV_CL_SEGS=1 CONV_CL_STEPS=8 CONV_SILU=1");
+          "CONV_BLOCK=64 CONV_CL_CH=4 CONV_CL_SEGS=1 CONV_CL_STEPS=16 CONV_SILU=1");
     const CasePlan f = plan_at("conv1d_cl", "b=8,c=4096,t=1300", DType::f32);
     CHECK(f.entry() == "conv1d_cl_f32");
     CHECK(names(f, f.inputs) == std::vector<std::string>{"x", "w", "bias", "state_in"});
     CHECK(names(f, f.outputs) == std::vector<std::string>{"y", "state_out"});
     CHECK(f.bytes == (2 * 8 * 4096 * 1300 + 5 * 4096 + 2 * 8 * 4096 * 3) * 4);
-    // A thread per 4 channels and 8 steps: 8 x 163 x 1024 threads, 64 to a block.
-    CHECK(f.main_launch().grid.x == 8 * 163 * 1024 / 64);
+    // A thread per 4 channels and 16 steps: 8 x 82 x 1024 threads, 64 to a block.
+    CHECK(f.main_launch().grid.x == 8 * 82 * 1024 / 64);
     // 4 channels a thread in either dtype: 2048 threads at 8192 channels.
     CHECK(plan_at("conv1d_cl", "b=1,c=8192,t=16", DType::bf16, {{"CONV_CL_STEPS", "16"}})
               .main_launch()
@@ -200,7 +200,10 @@ TEST_CASE("the conv1d_cl contract is conv1d channel-last from conv1d's source") 
     // 8 channels and two tiles of 8 steps a thread: 1024 groups x 82 spans x 8 batches (1300
     // steps are 81 spans of 16 and 4).
     CHECK(plan_at("conv1d_cl", "b=8,c=8192,t=1300", DType::bf16,
-                  {{"CONV_CL_CH", "8"}, {"CONV_CL_SEGS", "2"}, {"CONV_BLOCK", "128"}})
+                  {{"CONV_CL_STEPS", "8"},
+                   {"CONV_CL_CH", "8"},
+                   {"CONV_CL_SEGS", "2"},
+                   {"CONV_BLOCK", "128"}})
               .main_launch()
               .grid.x == 8 * 82 * 1024 / 128);
     // 5 channels at 8 a thread: one group, its last three channels past C.
