@@ -1,5 +1,6 @@
 #include "jit/compiler.hpp"
 
+#include "core/names.hpp"
 #include "jit/toolkit.hpp"
 
 #include <nvrtc.h>
@@ -90,9 +91,7 @@ void check_options(const CompileOptions& options) {
         base.pop_back();
     if (std::find(known.begin(), known.end(), base) != known.end())
         return;
-    std::string list;
-    for (const auto& a : known)
-        list += (list.empty() ? "" : ", ") + a;
+    const std::string list = join(known);
     const int v = nvrtc_version();
     throw ConfigError("unknown architecture '" + options.arch + "' (NVRTC " +
                       std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10) +

@@ -17,9 +17,7 @@ void check_shape_file(const ShapeFile& shape, const SourceSet& sources) {
         const std::string& source = spec.source.empty() ? spec.name : spec.source;
         const SourceFile* file = sources.find(source.ends_with(".cu") ? source : source + ".cu");
         if (!file || !file->is_kernel()) {
-            std::string list;
-            for (const auto& k : known)
-                list += (list.empty() ? "" : ", ") + k;
+            const std::string list = join(known);
             std::vector<std::string> near = nearest(source, known);
             for (auto& n : near)
                 n = "'" + n + "'";

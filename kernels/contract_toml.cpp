@@ -386,9 +386,7 @@ KernelContract read_contract(const TomlDocument& doc) {
     if (const auto n = root.get("reference")) {
         c.reference = n->string("reference");
         if (!find_reference(c.reference)) {
-            std::string known;
-            for (const auto& r : reference_names())
-                known += (known.empty() ? "" : ", ") + r;
+            const std::string known = join(reference_names());
             n->fail("no float64 reference is registered as '" + c.reference + "' (known: " +
                     (known.empty() ? "none" : known) +
                     "); without one, name 'reference_defines' to compare with");

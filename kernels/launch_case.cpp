@@ -44,14 +44,11 @@ std::string step_launch_problem(const CasePlan& plan, std::size_t index,
         return problem;
     }
     std::vector<std::string> names;
-    std::string list;
-    for (const EntryParams& e : compiled.entries) {
+    for (const EntryParams& e : compiled.entries)
         names.push_back(e.entry);
-        list += (list.empty() ? "" : ", ") + e.entry;
-    }
     where_key = what + " entry";
     return source_file + " has no entry point '" + step.entry + "'" +
-           did_you_mean(nearest(step.entry, names)) + " (entry points: " + list + ")";
+           did_you_mean(nearest(step.entry, names)) + " (entry points: " + join(names) + ")";
 }
 
 LaunchConfig enqueue_case(const CasePlan& plan, std::span<const Function* const> functions,

@@ -1,5 +1,6 @@
 #include "runtime/engine.hpp"
 
+#include "core/names.hpp"
 #include "core/warnings.hpp"
 #include "jit/compiler.hpp"
 #include "jit/define_use.hpp"
@@ -74,13 +75,9 @@ std::string Engine::apply_tuned(const SourceSet& sources, const std::string& sou
         for (const TunedEntry& e : spec.tuned->entries)
             if (e.kernel == source)
                 contracts.insert(e.contract_name());
-        if (!contracts.empty() && !contracts.contains(contract)) {
-            std::string names;
-            for (const std::string& c : contracts)
-                names += (names.empty() ? "" : ", ") + c;
+        if (!contracts.empty() && !contracts.contains(contract))
             text += "; the table has no entry of " + contract + "; its contracts of " + source +
-                    ": " + names;
-        }
+                    ": " + join(contracts);
         return text;
     }
     const std::string where = table + ":" + std::to_string(m.entry->where.line);

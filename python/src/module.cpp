@@ -2,6 +2,7 @@
 // (the verbs' own functions where a verb exists); nothing of it is re-implemented in Python.
 #include "core/error.hpp"
 #include "core/flags.hpp"
+#include "core/names.hpp"
 #include "jit/compile_cache.hpp"
 #include "jit/compiler.hpp"
 #include "jit/define_use.hpp"
@@ -212,11 +213,8 @@ nb::dict plan_contract(const std::string& name, const ShapeValues& shape,
     const KernelContract& c = *found;
     for (const auto& [k, v] : shape)
         if (std::find(c.shape_keys.begin(), c.shape_keys.end(), k) == c.shape_keys.end()) {
-            std::string keys;
-            for (const std::string& key : c.shape_keys)
-                keys += (keys.empty() ? "" : ", ") + key;
             throw ConfigError("contract " + name + ": no shape key '" + k + "' (its keys: " +
-                              keys + ")");
+                              join(c.shape_keys) + ")");
         }
     const CasePlan p = plan_case(c, shape, dtype ? parse_dtype(*dtype) : c.dtypes.front(),
                                  defines, launch);
