@@ -112,12 +112,12 @@ void check_tuned_keys(const KernelSpec& k, const TunedTable& table) {
         }
     if (keyed.empty() || keyed.contains(named))
         return;
-    std::string sets;
+    std::vector<std::string> sets;
     for (const auto& keys : keyed)
-        sets += (sets.empty() ? "" : "; ") + join(keys);
+        sets.push_back(join(keys));
     throw ConfigError("kernel '" + k.name + "': tuned names shape key(s) " + join(named) +
                           ", and the entries of " + contract + " in " + display_path(table.file) +
-                          " are keyed " + sets,
+                          " are keyed " + join(sets, "; "),
                       k.tuned_where);
 }
 

@@ -8,13 +8,9 @@
 
 #include <doctest/doctest.h>
 
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <csignal>
 #include <fstream>
 #include <mutex>
 #include <thread>
