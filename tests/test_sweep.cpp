@@ -465,15 +465,22 @@ TEST_CASE("every broken sweep fixture is reported at its file:line:col with exit
 }
 
 TEST_CASE("a dry run of every shipped sweep file compiles every variant") {
-    for (const auto& e : std::filesystem::directory_iterator(KJIT_SOURCE_DIR "/kernel_src")) {
-        if (!e.path().filename().string().ends_with(".sweep.toml"))
-            continue;
-        const Run r = run_kjit_in(KJIT_SOURCE_DIR, "sweep --dry-run " + e.path().string());
+    // kernel_src's sweeps and the tuning sweeps the table's entries name (bench/tune).
+    std::vector<std::filesystem::path> files;
+    for (const char* dir : {KJIT_SOURCE_DIR "/kernel_src", KJIT_SOURCE_DIR "/bench/tune"}) {
+        const std::size_t before = files.size();
+        for (const auto& e : std::filesystem::directory_iterator(dir))
+            if (e.path().filename().string().ends_with(".sweep.toml"))
+                files.push_back(e.path());
+        CHECK_MESSAGE(files.size() > before, dir);
+    }
+    for (const auto& path : files) {
+        const Run r = run_kjit_in(KJIT_SOURCE_DIR, "sweep --dry-run " + path.string());
         INFO(r.out);
         CHECK(r.code == 0);
         CHECK(r.out.find(", 0 failed to compile") != std::string::npos);
         // A contract whose entry points live in another's file is named with that file.
-        if (e.path().filename() == "conv1d_update.sweep.toml")
+        if (path.filename() == "conv1d_update.sweep.toml")
             CHECK(contains(r.out, ": kernel conv1d_update (conv1d.cu), 6 variants"));
     }
 }
