@@ -43,9 +43,7 @@ bool SourceProvider::unchanged(const std::vector<std::string>& names) {
 std::shared_ptr<const SourceSet> SourceProvider::current() {
     if (dir_.empty())
         return snapshot_;
-    std::error_code ec;
-    if (!fs::is_directory(dir_, ec))
-        throw ConfigError("KJIT_KERNEL_DIR is not a directory", dir_.string());
+    require_source_dir(dir_);
     std::vector<std::string> names = list_tree(dir_);
     std::lock_guard lock(*mutex_);
     if (unchanged(names))

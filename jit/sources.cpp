@@ -130,12 +130,16 @@ std::vector<std::string> list_tree(const std::filesystem::path& dir) {
     return names;
 }
 
-SourceSet SourceSet::from_directory(const std::filesystem::path& dir,
-                                    const std::string& display_prefix) {
+void require_source_dir(const std::filesystem::path& dir) {
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec))
         throw ConfigError("kernel source directory does not exist or is not a directory",
                           dir.string());
+}
+
+SourceSet SourceSet::from_directory(const std::filesystem::path& dir,
+                                    const std::string& display_prefix) {
+    require_source_dir(dir);
     return from_tree(list_tree(dir), [&](const std::string& name) {
         return read_source_file(dir, name, display_prefix);
     });

@@ -89,6 +89,10 @@ std::int64_t now_ns();
 /// Permission denied`.
 std::vector<std::string> list_tree(const std::filesystem::path& dir);
 
+/// ConfigError at dir unless it is a directory: `kernel source directory does not exist or is
+/// not a directory`, whether it came from --src, KJIT_KERNEL_DIR or a project file.
+void require_source_dir(const std::filesystem::path& dir);
+
 /// Reads dir/name (name relative to dir) as a SourceFile shown as display_prefix/name
 /// (dir/name when display_prefix is empty); ConfigError when it cannot be read or is not a
 /// regular file (core/text_file.hpp).

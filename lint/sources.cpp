@@ -20,6 +20,8 @@ std::vector<SourceGroup> source_groups(const std::vector<std::string>& paths, bo
         groups.push_back(std::move(g));
         return groups;
     }
+    if (paths.empty()) // --src, KJIT_KERNEL_DIR or the project's kernels: a directory
+        require_source_dir(default_dir);
     const std::vector<std::string> list =
         paths.empty() ? std::vector<std::string>{default_dir.string()} : paths;
     for (const auto& p : list) {

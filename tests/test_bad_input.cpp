@@ -491,6 +491,21 @@ TEST_SUITE("bad-input") {
                               "not a directory"));
     }
 
+    TEST_CASE("a --src that does not exist is named the same way by every verb that reads it") {
+        // sweep reads its sources through the provider that KJIT_KERNEL_DIR also sets: the
+        // message names the directory, not a variable the user never set.
+        const std::string sweep = KJIT_SOURCE_DIR "/kernel_src/rms_norm.sweep.toml";
+        for (const std::string& args :
+             {std::string("compile rms_norm"), std::string("audit"), std::string("lint"),
+              std::string("sig"), std::string("check"), "sweep --dry-run " + sweep}) {
+            const Run r = run_plain(args + " --src /nonexistent/kernels");
+            INFO(args << "\n" << r.out);
+            CHECK(r.code == 2);
+            CHECK(contains(r.out, "/nonexistent/kernels: error: kernel source directory does not "
+                                  "exist or is not a directory"));
+        }
+    }
+
     TEST_CASE("a ledger row with a partial or negative or non-finite number is refused at its line") {
         test::TempDir dir;
         const fs::path csv = dir.path() / "l.csv";
