@@ -35,6 +35,9 @@ const std::vector<Rule> kRules = {
     {"KJ009", Severity::error, false,
      "a `//` comment that ends with '\\' (a Windows path, an ASCII drawing) splices the next "
      "line into the comment: that line of code is never compiled, and nothing says so"},
+    {"KJ010", Severity::error, false,
+     "a byte 0xFF (a Latin-1 'ÿ', a stray binary byte): NVRTC reads it as the end of the file "
+     "and compiles only what comes before it, the kernels after it silently gone"},
 };
 
 } // namespace

@@ -265,12 +265,33 @@ void lint_bom(const SourceFile& file, const ScannedSource& scanned,
                        "KJ006"});
 }
 
+// KJ010: NVRTC takes a byte 0xFF as the end of the source (EOF read through a signed char):
+// every line from there on is dropped, the kernels in them with it, and the compile succeeds.
+void lint_eof_byte(const SourceFile& file, std::vector<Diagnostic>& out) {
+    const std::size_t at = file.text.find('\xff');
+    if (at == std::string::npos)
+        return;
+    const auto line =
+        std::count(file.text.begin(), file.text.begin() + static_cast<long>(at), '\n');
+    const std::size_t begin = file.text.rfind('\n', at);
+    const std::size_t col = begin == std::string::npos ? at + 1 : at - begin;
+    const auto lines =
+        std::count(file.text.begin(), file.text.end(), '\n') + (file.text.ends_with('\n') ? 0 : 1);
+    out.push_back({file.path, static_cast<int>(line) + 1, static_cast<int>(col), Severity::error,
+                   "byte 0xFF (not UTF-8): NVRTC reads it as the end of the file, so the rest of "
+                   "this line and the " +
+                       std::to_string(lines - line - 1) +
+                       " line(s) after it are never compiled; save the file as UTF-8",
+                   "KJ010"});
+}
+
 } // namespace
 
 std::vector<Diagnostic> lint_text(const SourceFile& file) {
     const ScannedSource scanned = scan(file.text);
     std::vector<Diagnostic> out;
     lint_bom(file, scanned, out);
+    lint_eof_byte(file, out);
     lint_continuations(file, scanned, out);
     lint_conditionals(file, scanned, out);
     lint_define_brackets(file, scanned, out);

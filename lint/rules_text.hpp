@@ -1,6 +1,7 @@
 #pragma once
 // The rules that need nothing but the text of one source: KJ001 (broken macro continuations),
-// KJ005's unbalanced conditionals, KJ006 (byte-order mark), KJ007 (unbalanced #define body).
+// KJ005's unbalanced conditionals, KJ006 (byte-order mark), KJ007 (unbalanced #define body),
+// KJ009 (a // comment spliced onto the next line), KJ010 (a byte NVRTC takes as end of file).
 
 #include "core/diagnostic.hpp"
 #include "jit/sources.hpp"

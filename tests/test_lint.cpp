@@ -133,6 +133,33 @@ TEST_SUITE("lint") {
         CHECK(contains(r.out, "lint: 1 file(s), 1 error(s)"));
     }
 
+    TEST_CASE("a byte 0xFF where NVRTC stops reading is an error at its line and column") {
+        // NVRTC compiles such a file without a word and without the kernels after the byte;
+        // 0xFE and UTF-8 are read through.
+        kjit::test::TempDir dir;
+        const std::string ka = "extern \"C\" __global__ void ka(float* y) { y[0] = 1.f; }\n";
+        const std::string kb = "extern \"C\" __global__ void kb(float* y) { y[0] = 2.f; }\n";
+        kjit::test::write_file(dir.path() / "ff.cu", ka + "// caf\xff\n" + kb);
+        kjit::test::write_file(dir.path() / "fe.cu", ka + "// caf\xc3\xa9 \xfe\n" + kb);
+        Run r = run_kjit("lint " + (dir.path() / "ff.cu").string());
+        INFO(r.out);
+        CHECK(r.code == 1);
+        CHECK(
+            contains(r.out, (dir.path() / "ff.cu").string() +
+                                ":2:7: error: byte 0xFF (not UTF-8): NVRTC reads it as the end of "
+                                "the file, so the rest of this line and the 1 line(s) after it "
+                                "are never compiled; save the file as UTF-8 [KJ010]"));
+        r = run_kjit("lint " + (dir.path() / "fe.cu").string());
+        INFO(r.out);
+        CHECK(r.code == 0);
+        // The audit lints before it compiles, so a tree with such a file fails there too.
+        std::filesystem::remove(dir.path() / "fe.cu");
+        r = kjit::test::run_kjit_in(dir.path(), "audit --src .");
+        INFO(r.out);
+        CHECK(r.code == 1);
+        CHECK(contains(r.out, "[KJ010]"));
+    }
+
     TEST_CASE("the text rules run without libclang and the clang rules say they were skipped") {
         const Run r = run_kjit("lint --libclang /nonexistent/libclang.so.1 " + kFixtures.string());
         INFO(r.out);
