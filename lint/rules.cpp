@@ -7,8 +7,9 @@ namespace {
 const std::vector<Rule> kRules = {
     {"KJ001", Severity::error, false,
      "broken macro continuation: a #define body cut by a missing '\\' (a later line that still "
-     "ends in one, or a body that stops mid-statement before a deeper-indented line), a '\\' "
-     "followed by whitespace, or a '\\' on the last line"},
+     "ends in one, a body that stops mid-statement before a deeper-indented line, or, outside "
+     "any function, a next line indented as the body that reads a parameter of the macro), a "
+     "'\\' followed by whitespace, or a '\\' on the last line"},
     {"KJ002", Severity::error, true,
      "injected define never read: a define a shape file injects for a kernel that its "
      "preprocessed source never tests or expands"},

@@ -60,7 +60,9 @@ bool ends_mid_statement(const std::vector<std::string>& body) {
             // `do { ... } while (0)` is a whole statement.
             if (body[i - 1] == "while")
                 return i < 2 || body[i - 2] != "}";
-            return body[i - 1] == "for" || body[i - 1] == "if" || body[i - 1] == "switch";
+            // `_Pragma("unroll")` applies to the statement that follows it.
+            return body[i - 1] == "for" || body[i - 1] == "if" || body[i - 1] == "switch" ||
+                   body[i - 1] == "_Pragma";
         }
     }
     return false;
@@ -96,19 +98,22 @@ void lint_continuations(const SourceFile& file, const ScannedSource& scanned,
                 std::to_string(d.line) + ") ended on line " + std::to_string(d.end_line) +
                 ": missing '\\' there; the rest of the body is top-level code");
     }
-    // The continuation lost on a body's last line: the body stops mid-statement and the next
-    // line, indented deeper than the body's last, was meant to go on with it.
+    // The continuation lost on a body's last line, seen from the line after the body: it is
+    // indented deeper than the body's last line and the body stops mid-statement, or it is
+    // indented as the body (deeper than the #define), outside any function or class body, and
+    // reads one of the macro's parameters, which only the macro can mean there; a one-line
+    // #define counts only with an empty body (its first '\\' lost). Inside a function, code
+    // after a local macro reads the function's own names, often the same ones.
     for (const auto& d : scanned.directives) {
-        if (d.name != "define" || d.end_line == d.line ||
-            d.end_line >= static_cast<int>(lines.size()))
+        if (d.name != "define" || d.end_line >= static_cast<int>(lines.size()))
             continue;
         const auto def = parse_define(d);
         const Line& last = lines[static_cast<std::size_t>(d.end_line - 1)];
         const Line& next = lines[static_cast<std::size_t>(d.end_line)];
         const std::size_t first = indent(next.text);
-        if (!def || !ends_mid_statement(def->second.body) || first == next.text.size() ||
-            first <= indent(last.text) || directive_lines.contains(d.end_line + 1) ||
-            in_comment(scanned, next.begin + first))
+        // A next line that ends in '\\' is reported above.
+        if (!def || first == next.text.size() || directive_lines.contains(d.end_line + 1) ||
+            in_comment(scanned, next.begin + first) || next.text.ends_with('\\'))
             continue;
         // The macro used right away (`EACH(t) acc += a[t];`) is code that follows it.
         const std::string_view rest = next.text.substr(first);
@@ -117,11 +122,36 @@ void lint_continuations(const SourceFile& file, const ScannedSource& scanned,
              !(std::isalnum(static_cast<unsigned char>(rest[def->first.size()])) ||
                rest[def->first.size()] == '_')))
             continue;
+        const std::string name = def->first, line = std::to_string(d.line),
+                          end = std::to_string(d.end_line);
+        const std::string tail =
+            "missing '\\' at the end of line " + end + "; this line is not part of the macro";
+        if (d.end_line > d.line && first > indent(last.text) &&
+            ends_mid_statement(def->second.body)) {
+            add(d.end_line + 1, static_cast<int>(first) + 1,
+                "the #define of " + name + " (line " + line + ") stops mid-statement on line " +
+                    end + " and this deeper-indented line goes on with it: " + tail);
+            continue;
+        }
+        // A '\\' followed by whitespace on that line is reported as such below.
+        const std::size_t directive_indent =
+            indent(lines[static_cast<std::size_t>(d.line - 1)].text);
+        const std::size_t last_char = last.text.find_last_not_of(" \t\f\v");
+        const bool whole_body_lost = d.end_line == d.line && def->second.body.empty();
+        if (d.scope > 0 || (d.end_line == d.line && !whole_body_lost) ||
+            first <= directive_indent || first < indent(last.text) ||
+            (last_char != std::string_view::npos && last.text[last_char] == '\\'))
+            continue;
+        const auto& params = def->second.params;
+        const auto tokens = tokenize(rest);
+        const auto read =
+            std::find_first_of(tokens.begin(), tokens.end(), params.begin(), params.end());
+        if (read == tokens.end())
+            continue;
         add(d.end_line + 1, static_cast<int>(first) + 1,
-            "the #define of " + def->first + " (line " + std::to_string(d.line) +
-                ") stops mid-statement on line " + std::to_string(d.end_line) +
-                " and this deeper-indented line goes on with it: missing '\\' at the end of "
-                "line " + std::to_string(d.end_line) + "; this line is not part of the macro");
+            "the #define of " + name + " (line " + line + ") ends on line " + end +
+                ", but this line, indented as its body, reads its parameter '" + *read +
+                "': " + tail);
     }
     for (std::size_t i = 0; i < lines.size(); ++i) {
         const std::string_view t = lines[i].text;
@@ -202,6 +232,27 @@ void lint_define_brackets(const SourceFile& file, const ScannedSource& scanned,
                     open.pop_back();
             }
         }
+        // A scope's opener or closer split over lines on purpose (`namespace tensorrt_llm { \\`
+        // then a nested opener; a closer that opens nothing) is no cut body.
+        auto opens_scope = [&](const PpToken* brace) {
+            const auto at = std::find_if(d.args.begin(), d.args.end(),
+                                         [&](const PpToken& t) { return &t == brace; });
+            for (auto t = at; t != d.args.begin() + static_cast<std::ptrdiff_t>(first);) {
+                --t;
+                if (t->text == "namespace" || t->text == "extern")
+                    return true;
+                if (!(is_identifier(t->text) || t->text == "::" || t->text.starts_with('"')))
+                    return false;
+            }
+            return false;
+        };
+        const bool opens_none =
+            std::none_of(d.args.begin() + static_cast<std::ptrdiff_t>(first), d.args.end(),
+                         [](const PpToken& t) { return t.text == "{"; });
+        if ((stray && stray->text == "}" && opens_none) ||
+            (!stray && !open.empty() && open.back()->text == "{" &&
+             std::all_of(open.begin(), open.end(), opens_scope)))
+            continue;
         const std::string& name = def->first;
         const std::string end = std::to_string(d.end_line);
         if (stray)

@@ -68,6 +68,10 @@ class Lexer {
         out.bom = text_.starts_with(kBom);
         bool line_start = true;
         bool in_directive = false, want_name = false, spaced = false;
+        // The code's open braces, each true for a namespace or `extern "C"` block, and the
+        // tokens of the statement so far.
+        std::vector<bool> braces;
+        std::vector<std::string> statement;
         while (p_ < l_.size()) {
             const char c = l_[p_].c;
             if (c == '\n') {
@@ -106,6 +110,7 @@ class Lexer {
                 d.line = l_[p_].line;
                 d.column = l_[p_].column;
                 d.end_line = d.line;
+                d.scope = static_cast<int>(std::count(braces.begin(), braces.end(), false));
                 out.directives.push_back(std::move(d));
                 in_directive = want_name = true;
                 line_start = false;
@@ -120,8 +125,26 @@ class Lexer {
             PpToken tok = next_token(header_name);
             tok.spaced = spaced;
             spaced = false;
-            if (!in_directive)
+            if (!in_directive) {
+                if (tok.text == "{") {
+                    // `extern "C" {` opens a block; `extern "C" __global__ void k() {` a body.
+                    const bool block =
+                        !statement.empty() && (statement[0] == "namespace" ||
+                                               (statement[0] == "extern" && statement.size() == 2 &&
+                                                statement[1].starts_with('"')) ||
+                                               (statement[0] == "inline" && statement.size() > 1 &&
+                                                statement[1] == "namespace"));
+                    braces.push_back(block);
+                    statement.clear();
+                } else if (tok.text == "}" || tok.text == ";") {
+                    if (tok.text == "}" && !braces.empty())
+                        braces.pop_back();
+                    statement.clear();
+                } else if (statement.size() < 3) {
+                    statement.push_back(std::move(tok.text));
+                }
                 continue;
+            }
             Directive& d = out.directives.back();
             if (want_name) {
                 want_name = false;

@@ -24,6 +24,9 @@ struct Directive {
     int line = 0;     ///< of the '#'
     int column = 0;
     int end_line = 0; ///< the physical line its newline is on
+    /// Open braces of the code around it, namespace and `extern "C"` blocks not counted: more
+    /// than 0 inside a function or class body.
+    int scope = 0;
     std::vector<PpToken> args;
 };
 

@@ -296,6 +296,49 @@ TEST_SUITE("lint") {
                   .empty());
     }
 
+    TEST_CASE("a continuation lost before a line that reads a macro parameter is KJ001") {
+        // The last continuation lost after `_Pragma("unroll")`: the loop it was for is top-level
+        // code.
+        auto f = lint_string("#define ROWS(r) \\\n    _Pragma(\"unroll\")\n"
+                             "        for (int r = 0; r < 4; ++r) acc += x[r];\n");
+        REQUIRE(f.size() == 1);
+        CHECK(f[0].format() ==
+              "k.cu:3:9: error: the #define of ROWS (line 1) stops mid-statement on line 2 and "
+              "this deeper-indented line goes on with it: missing '\\' at the end of line 2; this "
+              "line is not part of the macro [KJ001]");
+        // A function-like macro whose first continuation is lost: its body is empty.
+        f = lint_string("#define FMA(a, b)\n    ((a) * (b) + acc)\nint y;\n");
+        REQUIRE(f.size() == 1);
+        CHECK(f[0].format() ==
+              "k.cu:2:5: error: the #define of FMA (line 1) ends on line 1, but this line, "
+              "indented as its body, reads its parameter 'a': missing '\\' at the end of line 1; "
+              "this line is not part of the macro [KJ001]");
+        // Lost between two whole statements, so no later line ends in a continuation.
+        f = lint_string("#define STEP(i) \\\n    acc += a[i]; \\\n    acc += b[i];\n"
+                        "    acc += c[i];\n\nint y;\n");
+        REQUIRE(f.size() == 1);
+        CHECK(f[0].line == 4);
+        CHECK(f[0].rule == "KJ001");
+        CHECK(contains(f[0].message, "reads its parameter 'i'"));
+        // Code after a macro that reads none of its parameters, is the macro's own use, or sits
+        // at the #define's indentation is not a finding; nor is an object-like macro.
+        CHECK(lint_string("void k() {\n#define AT(i) \\\n    data[(i)]\n    float acc = 0.f;\n}\n")
+                  .empty());
+        CHECK(lint_string("#define AT(i) \\\n    data[(i)]\nint i = 0;\n").empty());
+        // Inside a function the code after a local macro may read a name of the function's own
+        // that a parameter shares; in a namespace it may not.
+        CHECK(lint_string("extern \"C\" __global__ void k(int op) {\n#define CASE(op) \\\n"
+                          "  case op: return;\n  switch (op) { CASE(1) }\n}\n")
+                  .empty());
+        f = lint_string("namespace n {\nextern \"C\" {\n#define STEP(i) \\\n    acc += a[i];\n"
+                        "    acc += b[i];\n}\n}\n");
+        REQUIRE(f.size() == 1);
+        CHECK(f[0].line == 5);
+        CHECK(lint_string("    #define AT(i) data[(i)]\n    x = AT(i);\n    y = i;\n").empty());
+        CHECK(lint_string("#define ONE \\\n    1\n    int i = ONE;\n").empty());
+        CHECK(lint_string("#define UNUSED(x)\n    // x is unused\nint y;\n").empty());
+    }
+
     TEST_CASE("well-formed continuations and comments and CRLF endings are not findings") {
         CHECK(lint_string("#define A(x) \\\n    (x) + \\\n    1\n#define B 2 \\\n  + 3\nint y;\n")
                   .empty());
@@ -303,6 +346,10 @@ TEST_SUITE("lint") {
         CHECK(lint_string("// a comment ending in a backslash \\   \nint y;\n").empty());
         CHECK(lint_string("/* ascii art \\  \n  \\ */\nint y;\n").empty());
         CHECK(lint_string("#define A 1\n#define B(x) \\\n  x\n").empty());
+        // A namespace opened and closed by multi-line macros, on purpose.
+        CHECK(lint_string("#define NS_BEGIN \\\n  namespace trt::v1 { \\\n  ABI_BEGIN\n"
+                          "#define NS_END \\\n  ABI_END \\\n  } /* trt */\n")
+                  .empty());
         CHECK(lint_source("#if defined(__CUDACC_RTC__)\n#else\n#include <cstdio>\n#endif\n").empty());
         const auto f = lint_string("#define A 1\nint x = 2; \\\nint y;\n");
         REQUIRE(f.size() == 1);
