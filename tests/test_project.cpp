@@ -215,7 +215,7 @@ TEST_CASE("Engine::prepare refuses an unread define at its shape file position o
 
 TEST_CASE("verbs that read files on disk exit 2 outside any project and compiling verbs say embedded") {
     TempDir dir; // under the system temp directory: no kjit.toml above it
-    for (const char* verb : {"lint", "sig", "fresh", "audit", "sweep x.sweep.toml"}) {
+    for (const char* verb : {"lint", "sig", "fresh", "audit", "check", "sweep x.sweep.toml"}) {
         const Run r = kjit_in(dir.path(), verb);
         INFO(verb << ": " << r.out);
         CHECK(r.code == 2);
