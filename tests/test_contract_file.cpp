@@ -259,7 +259,16 @@ TEST_CASE("a check case's define its kernel never reads is reported at the case'
     // The audit, and check, which runs it, name the case's line (check's case still fails to
     // compile, as before); the define reaches no sweep, which runs as before.
     check_contract_finding(dir.path(), where + "error: " + what);
-    Run r = run_kjit_in(dir.path(), "sweep sweeps/row_softmax.sweep.toml --dry-run");
+    // Its define sets (its own, its reference's) that fail to compile are named by the case,
+    // at the same place, without a GPU as with one.
+    Run r = run_kjit_in(dir.path(), "check");
+    CHECK(contains(r.out, where + "error: case row_softmax rows=7,cols=1000 MAX_COLS=4096 "
+                                  "SOFTMAX_BLOCK=128 SOFTMAX_BLOKC=64: the define set does not "
+                                  "compile: define SOFTMAX_BLOKC is never read by"));
+    CHECK(contains(r.out, "SOFTMAX_BLOCK=32 SOFTMAX_BLOKC=64 (its reference defines): the define "
+                          "set does not compile"));
+    CHECK_FALSE(contains(r.out, "row_softmax/MAX_COLS"));
+    r = run_kjit_in(dir.path(), "sweep sweeps/row_softmax.sweep.toml --dry-run");
     CHECK(r.code == 0);
     r = run_kjit_in(dir.path(), "audit", "KJIT_ALLOW_UNREAD_DEFINES=1");
     CHECK(r.code == 0);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <set>
 
 namespace kjit::cli {
 
@@ -36,19 +37,69 @@ struct Columns {
     }
 };
 
-/// Prints each row of `rows` that failed to prepare; returns how many.
-int report_unprepared(const std::vector<PrepareRow>& rows) {
-    int failed = 0;
-    for (const auto& row : rows)
-        if (row.error) {
-            ++failed;
-            try {
-                std::rethrow_exception(row.error);
-            } catch (const std::exception& e) {
-                std::printf("  %s: %s\n", row.name.c_str(), e.what());
-            }
+/// A case whose define set failed to compile, at its [[check]] table's define (the one the
+/// error names, else its first) where a contract file declares it.
+Diagnostic unprepared_case(const KernelContract& contract, const CheckCase& c,
+                           const Defines& defines, const std::exception_ptr& error) {
+    Diagnostic d;
+    d.severity = Severity::error;
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+        d.message = e.what();
+    }
+    // The engine names the define set as a kernel ("error: kernel 'row_softmax/A=1/B=2': ..."):
+    // the case's own words say which it is.
+    if (d.message.starts_with("error: "))
+        d.message.erase(0, 7);
+    if (const auto end = d.message.find("': ");
+        d.message.starts_with("kernel '") && end != std::string::npos)
+        d.message.erase(0, end + 3);
+    const bool reference = defines != check_defines(c);
+    d.message = "case " + c.kernel + " " + c.shape + " " + defines_text(defines) +
+                (reference ? " (its reference defines)" : "") +
+                ": the define set does not compile: " + d.message;
+    for (std::size_t k = 0; k < contract.check_shapes.size(); ++k) {
+        const CheckShape& s = contract.check_shapes[k];
+        if (s.shape != c.shape || s.defines != c.defines)
+            continue;
+        const SourceLocation* at = nullptr;
+        for (const std::string& nv : s.defines) {
+            const std::string define = nv.substr(0, nv.find('='));
+            const auto w =
+                contract.where.find("[[check]] " + std::to_string(k + 1) + " define " + define);
+            if (w == contract.where.end())
+                continue;
+            if (!at || d.message.find(" " + define + " ") != std::string::npos)
+                at = &w->second;
         }
-    return failed;
+        if (at) {
+            d.path = at->path;
+            d.line = at->line;
+            d.column = at->column;
+        }
+        break;
+    }
+    return d;
+}
+
+/// Prints each define set of `cases` that failed to prepare, once, as unprepared_case says;
+/// returns how many.
+int report_unprepared(const std::vector<CheckCase>& cases, const std::vector<PrepareRow>& rows) {
+    std::set<std::string> failed;
+    for (const CheckCase& c : cases) {
+        const KernelContract& contract = kernel_contract(c.kernel);
+        // The case's define set, then the one its reference runs with (check_specs).
+        for (const Defines& defines : {check_defines(c), check_reference_defines(c)}) {
+            const std::string name = case_spec(contract, defines).name;
+            const auto row = std::find_if(rows.begin(), rows.end(),
+                                          [&](const PrepareRow& r) { return r.name == name; });
+            if (row != rows.end() && row->error && failed.insert(name).second)
+                std::printf("  %s\n",
+                            unprepared_case(contract, c, defines, row->error).format().c_str());
+        }
+    }
+    return static_cast<int>(failed.size());
 }
 
 /// Without a GPU: every case's define set compiled (to check, nothing stored) and each launch
@@ -63,7 +114,7 @@ int check_plans_without_device(const CheckArgs& args, const std::vector<CheckCas
     Engine engine(nullptr, options, args.sources.provider());
     const std::vector<KernelSpec> specs = check_specs(cases);
     const std::vector<PrepareRow> rows = engine.prepare({}, specs, progress_line("compiling"));
-    summary.unprepared += report_unprepared(rows);
+    summary.unprepared += report_unprepared(cases, rows);
     int problems = 0;
     for (const CheckCase& c : cases) {
         const KernelContract& contract = kernel_contract(c.kernel);
@@ -139,8 +190,8 @@ int run_check(const CheckArgs& args) {
     EngineOptions options;
     options.cache = args.cache.settings();
     Engine engine(&context, options, args.sources.provider());
-    summary.unprepared +=
-        report_unprepared(engine.prepare({}, check_specs(cases), progress_line("specializing")));
+    summary.unprepared += report_unprepared(
+        cases, engine.prepare({}, check_specs(cases), progress_line("specializing")));
     if (summary.unprepared)
         return kFindings;
     std::printf("\nkjit check on %s (%s, %d SMs), inputs seed %llu\n", device.name().c_str(),
