@@ -397,12 +397,19 @@ KernelContract read_contract(const TomlDocument& doc) {
         std::vector<std::string> known;
         for (const auto& [k, _] : c.defines)
             known.push_back(k);
-        for (const TomlEntry& e : n->table("reference_defines").entries())
-            if (!c.defines.contains(e.key))
-                throw ConfigError("reference define " + e.key +
-                                      " is none of the contract's [defines]" +
-                                      did_you_mean(nearest(e.key, known)),
-                                  e.key_where);
+        for (const TomlEntry& e : n->table("reference_defines").entries()) {
+            if (c.defines.contains(e.key))
+                continue;
+            // A near name in [defines] may be the misspelled one: name both places.
+            const std::vector<std::string> near = nearest(e.key, known);
+            const auto at = near.size() == 1 ? c.where.find("define " + near[0]) : c.where.end();
+            throw ConfigError("reference define " + e.key + " is none of the contract's [defines]" +
+                                  (at != c.where.end() ? ", which set " + near[0] + " on line " +
+                                                             std::to_string(at->second.line) +
+                                                             ": one of the two names is misspelled"
+                                                       : did_you_mean(near)),
+                              e.key_where);
+        }
     }
 
     // The structure and every expression, at the place a mistake is written where it can be

@@ -171,7 +171,8 @@ TEST_CASE("every mistake in a contract file is reported at its file:line:col") {
          "c.toml:7:15: contract splitk_gemv, bytes: bad expression"},
         {"value = \"rows\"", "value = \"rows\"\ncount = \"1\"",
          "c.toml:50:9: 'count' is for buffers; scalar 'rows' takes 'value'"},
-        {"dtypes = [\"f32\"]", "dtypes = [\"f16\"]", "c.toml:6:11: unknown dtype 'f16' (known: f32, bf16)"},
+        {"dtypes = [\"f32\"]", "dtypes = [\"f16\"]",
+         "c.toml:6:11: unknown dtype 'f16' (known: f32, bf16)"},
         {"entry = \"splitk_partial\"", "entry = { f32 = \"splitk_partial\", bf16 = \"p\" }",
          "entry point for dtype bf16, which 'dtypes' does not list"},
         {"[[step]]\nentry = \"splitk_partial\"",
@@ -179,8 +180,10 @@ TEST_CASE("every mistake in a contract file is reported at its file:line:col") {
          "c.toml:9:15: bench_shape: splitk_gemv: step 1 copies w (234881024 bytes) into x"},
         {"name = \"splitk_gemv\"", "nme = \"splitk_gemv\"", "c.toml:4:1: unknown key 'nme'"},
         {"reference_defines = { SPLIT_K = 1 }", "reference_defines = { SPLITK = 1 }",
-         "c.toml:13:23: reference define SPLITK is none of the contract's [defines]; did you "
-         "mean SPLIT_K?"},
+         "c.toml:13:23: reference define SPLITK is none of the contract's [defines], which set "
+         "SPLIT_K on line 16: one of the two names is misspelled"},
+        {"reference_defines = { SPLIT_K = 1 }", "reference_defines = { SPLIT_K = 1, TILE = 2 }",
+         "c.toml:13:36: reference define TILE is none of the contract's [defines]"},
         {"entry = \"splitk_reduce\"", "entry = \"splitk_reduce\"\nmain = true",
          "c.toml:65:8: another step is marked main already"},
         {"bench_shape = { rows = 4096, cols = 14336 }", "bench_shape = \"rows=4096,cols=14336\"",
