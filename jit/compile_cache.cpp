@@ -65,7 +65,12 @@ std::optional<CompiledKernel> CompileCache::load(const CacheKey& key,
     *read_ms += ms_since(start);
     if (!entry)
         return std::nullopt;
-    return kernel_from_meta(entry->meta, std::move(entry->payload), {}, options);
+    CompiledKernel c = kernel_from_meta(entry->meta, std::move(entry->payload), {}, options);
+    // A record without an entry point (stored before compile() refused such a kernel) is never
+    // served: the compile says what is wrong.
+    if (c.entries.empty())
+        return std::nullopt;
+    return c;
 }
 
 void CompileCache::store(const CacheKey& key, const CompiledKernel& compiled) {
@@ -193,12 +198,14 @@ std::vector<Specialized> CompileCache::get_all(const SourceSet& sources,
             const std::size_t i = ask[j];
             out[i].read_ms += share;
             if (std::optional<CacheEntry>& e = found[j].entry) {
-                disk_->store(*e);
-                out[i].compiled = kernel_from_meta(e->meta, std::move(e->payload), {},
-                                                   requests[i].options);
-                out[i].origin = Origin::remote;
-                locks.erase(i);
-                continue;
+                CompiledKernel c = kernel_from_meta(e->meta, e->payload, {}, requests[i].options);
+                if (!c.entries.empty()) { // as load() does
+                    disk_->store(*e);
+                    out[i].compiled = std::move(c);
+                    out[i].origin = Origin::remote;
+                    locks.erase(i);
+                    continue;
+                }
             }
             if (found[j].refused)
                 refused.insert(i);

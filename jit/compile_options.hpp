@@ -22,6 +22,9 @@ struct CompileOptions {
     /// only the optimizer or ptxas reports (register or shared-memory overflow) is not. What a
     /// dry run compiles: never cached, and never loadable.
     bool check_only = false;
+    /// Accept a program that compiles to no entry point (a header probe, a unit compiled for
+    /// its PTX); for a kernel, to be launched, it is an error.
+    bool entry_optional = false;
     /// -I: extra include directories (a CUTLASS checkout, say); the cache key covers the
     /// content of every file under them, not only their paths.
     std::vector<std::string> include_dirs;

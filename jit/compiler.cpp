@@ -192,6 +192,12 @@ CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
     if (!ptx.empty() && ptx.back() == '\0')
         ptx.pop_back();
     out.entries = parse_ptx_entries(ptx);
+    if (out.entries.empty() && !options.entry_optional)
+        throw ConfigError("the kernel source compiles to no entry point: no __global__ function "
+                          "is left with these defines (one behind a false #if, after a byte 0xFF, "
+                          "in a comment left open, or a template never named by a name "
+                          "expression); there is nothing to launch",
+                          file.path);
     if (options.ptx)
         out.ptx = std::move(ptx);
     for (const std::string& expression : options.name_expressions) {

@@ -52,6 +52,7 @@ std::optional<std::string> toolkit_header_error(const std::string& name,
     CompileOptions options;
     options.include_dirs = dirs;
     options.extra = {"--no-source-include"};
+    options.entry_optional = true;
     std::optional<std::string> error;
     try {
         (void)compile(probe, "kjit_include_probe", options);

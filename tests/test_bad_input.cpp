@@ -506,6 +506,28 @@ TEST_SUITE("bad-input") {
         }
     }
 
+    TEST_CASE("a kernel that compiles to no entry point fails the compile and the audit") {
+        // A comment-only file, and a kernel behind a false #if: NVRTC compiles both, to nothing.
+        kjit::test::TempDir dir;
+        write_file(dir.path() / "k/empty.cu", "// the kernel is still to be written\n");
+        write_file(dir.path() / "k/gone.cu", "#if 0\n" + kKernel + "#endif\n");
+        const std::string src = " --src " + (dir.path() / "k").string();
+        const std::string why = "error: the kernel source compiles to no entry point";
+        Run r = run_plain("compile gone" + src);
+        INFO(r.out);
+        CHECK(r.code == 1);
+        CHECK(contains(r.out, "gone.cu: " + why));
+        // With the disk cache on, twice: a record without an entry point is never served.
+        for (int i = 0; i < 2; ++i) {
+            r = kjit::test::run_kjit_in(dir.path(), "audit" + src,
+                                        "KJIT_CACHE_DIR=" + (dir.path() / "cache").string() +
+                                            " KJIT_DRIVER_LIBRARY=/nonexistent");
+            CHECK(r.code == 1);
+            CHECK(contains(r.out, "audit: 0 compiled, 2 failed"));
+            CHECK(contains(r.out, "empty.cu: " + why));
+        }
+    }
+
     TEST_CASE("a ledger row with a partial or negative or non-finite number is refused at its line") {
         test::TempDir dir;
         const fs::path csv = dir.path() / "l.csv";

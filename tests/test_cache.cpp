@@ -551,6 +551,29 @@ TEST_CASE("compile workers give the same CUBIN as an in-process compile and carr
     }
 }
 
+TEST_CASE("a disk record without an entry point is never served but compiled again") {
+    test::TempDir tmp;
+    const SourceSet src = tiny_sources();
+    CacheSettings s;
+    s.dir = tmp.path();
+    CompileCache cc(s);
+    const CompileRequest request{"tiny", {}};
+    const Specialized first = cc.get(src, request);
+    REQUIRE(first.compiled);
+    REQUIRE_FALSE(first.compiled->entries.empty());
+    CHECK(cc.get(src, request).origin == Origin::disk);
+    // The record as a kjit that took entry-less programs stored one: its meta without entries.
+    std::string meta = kernel_meta(*first.compiled);
+    for (std::size_t at; (at = meta.find("entry=")) != std::string::npos;)
+        meta.erase(at, meta.find('\n', at) + 1 - at);
+    REQUIRE(cc.disk()->store(CacheEntry{first.key.hash, meta, first.compiled->cubin}));
+    const Specialized again = cc.get(src, request);
+    REQUIRE(again.compiled);
+    CHECK(again.origin == Origin::compiled);
+    CHECK(again.compiled->entries.size() == first.compiled->entries.size());
+    CHECK(cc.get(src, request).origin == Origin::disk);
+}
+
 TEST_CASE("8 processes asking for the same 32 keys compile each key exactly once") {
     test::TempDir tmp;
     const SourceSet src = tiny_sources();
