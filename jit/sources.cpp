@@ -1,6 +1,7 @@
 #include "jit/sources.hpp"
 
 #include "core/error.hpp"
+#include "core/names.hpp"
 #include "core/text_file.hpp"
 #include "jit/includes.hpp"
 
@@ -192,11 +193,13 @@ const SourceFile& SourceSet::kernel(std::string_view kernel) const {
                                                       : std::string(kernel) + ".cu";
     if (const SourceFile* f = find(file))
         return *f;
-    std::string known;
+    std::vector<std::string> names;
     for (const auto* k : kernels())
-        known += (known.empty() ? "" : ", ") + k->kernel_name();
-    throw NotFoundError("unknown kernel '" + std::string(kernel) + "' (known kernels: " +
-                        (known.empty() ? "none" : known) + ")");
+        names.push_back(k->kernel_name());
+    const std::string known = join(names);
+    throw NotFoundError("unknown kernel '" + std::string(kernel) +
+                        "' (known kernels: " + (known.empty() ? "none" : known) + ")" +
+                        did_you_mean(nearest(kernel, names)));
 }
 
 std::vector<const SourceFile*> SourceSet::kernels() const {

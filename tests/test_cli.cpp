@@ -68,7 +68,8 @@ TEST_CASE("usage errors exit 2 with a message naming the cause") {
     CHECK(contains(r.out, "unknown verb 'frobnicate'"));
     r = run_kjit("compile rms_nrom");
     CHECK(r.code == 2);
-    CHECK(contains(r.out, "unknown kernel 'rms_nrom' (known kernels: conv1d, delta_rule, rms_norm)"));
+    CHECK(contains(r.out, "unknown kernel 'rms_nrom' (known kernels: conv1d, delta_rule, "
+                          "rms_norm); did you mean rms_norm?"));
     r = run_kjit("compile");
     CHECK(r.code == 2);
     CHECK(contains(r.out, "kernel is required"));

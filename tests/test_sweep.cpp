@@ -439,7 +439,8 @@ TEST_CASE("every broken sweep fixture is reported at its file:line:col with exit
          "conv1d_cl, delta_rule); a kernel without one declares its launch inline: [launch] and "
          "[[args]]"},
         {"unknown_kernel.toml",
-         "1:10: error: unknown kernel 'rms_nrom' (known kernels: conv1d, delta_rule, rms_norm)"},
+         "1:10: error: unknown kernel 'rms_nrom' (known kernels: conv1d, delta_rule, rms_norm); "
+         "did you mean rms_norm?"},
         {"unknown_key.toml",
          "7:2: error: unknown key 'swep' in the sweep file; did you mean 'sweep'?"},
         {"unknown_name.toml",
