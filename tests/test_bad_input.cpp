@@ -506,6 +506,19 @@ TEST_SUITE("bad-input") {
         }
     }
 
+    TEST_CASE("a sweep dry run refuses the options that write measured results") {
+        const std::string sweep = KJIT_SOURCE_DIR "/kernel_src/rms_norm.sweep.toml";
+        for (const auto& [option, why] :
+             {std::pair<std::string, std::string>{"--out /tmp/x", "--out names where the "
+                                                                  "measured results go"},
+              {"--record /tmp/t.toml", "--record writes a measured winner"}}) {
+            const Run r = run_plain("sweep --dry-run " + sweep + " " + option);
+            INFO(r.out);
+            CHECK(r.code == 2);
+            CHECK(contains(r.out, why + std::string(": a dry run measures nothing")));
+        }
+    }
+
     TEST_CASE("a kernel that compiles to no entry point fails the compile and the audit") {
         // A comment-only file, and a kernel behind a false #if: NVRTC compiles both, to nothing.
         kjit::test::TempDir dir;

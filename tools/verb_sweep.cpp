@@ -145,6 +145,9 @@ Action add_sweep(CLI::App& app) {
     return [args] {
         if (!args->record.empty() && args->dry_run)
             throw ConfigError("--record writes a measured winner: a dry run measures nothing");
+        if (!args->out.empty() && args->dry_run)
+            throw ConfigError("--out names where the measured results go: a dry run measures "
+                              "nothing and writes no file (its plan is what it prints)");
         return run_sweep_verb(*args);
     };
 }
