@@ -381,11 +381,15 @@ TEST_CASE("kjit cache clear refuses a directory the cache refused and removes no
     write_file(dir / lock_file_name(key), "");
     write_file(dir / "thesis.tmp.docx", "someone's work");
     ::chmod(dir.c_str(), 01777);
-    const Run r = run_kjit("cache --dir " + dir.string() + " clear");
-    CHECK(r.code == 2);
-    CHECK(r.out == "kjit: error: cache clear refused: " + dir.string() +
-                       " is writable by other users (mode 777): a CUBIN planted there would run "
-                       "on the GPU; nothing was removed\n");
+    // --dir before the verb or after it.
+    for (const std::string& args :
+         {"cache --dir " + dir.string() + " clear", "cache clear --dir " + dir.string()}) {
+        const Run r = run_kjit(args);
+        CHECK(r.code == 2);
+        CHECK(r.out == "kjit: error: cache clear refused: " + dir.string() +
+                           " is writable by other users (mode 777): a CUBIN planted there would "
+                           "run on the GPU; nothing was removed\n");
+    }
     CHECK(fs::exists(dir / entry_file_name(key)));
     CHECK(fs::exists(dir / lock_file_name(key)));
     CHECK(fs::exists(dir / "thesis.tmp.docx"));

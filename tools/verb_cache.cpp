@@ -346,6 +346,9 @@ Action add_cache(CLI::App& app) {
     auto* pull = sub->add_subcommand(
         "pull", "write every remote entry that verifies into the disk cache (exit 1 when one "
                 "is refused)");
+    // `kjit cache ls --dir D` as well as `kjit cache --dir D ls`.
+    for (CLI::App* verb : {stats, ls, clear, why, push, pull})
+        verb->fallthrough();
     return [args, stats, ls, clear, push, pull] {
         if (stats->parsed())
             return run_stats(*args);
