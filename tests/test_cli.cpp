@@ -97,6 +97,16 @@ TEST_CASE("kjit compile reports the compile and writes CUBIN and PTX") {
     std::stringstream s;
     s << p.rdbuf();
     CHECK(contains(s.str(), ".maxntid 512, 1, 1"));
+    // The report is on stdout, unless the CUBIN is: then stdout holds the CUBIN alone.
+    const auto stdout_of = [](const std::string& args) {
+        return kjit::test::run_shell(std::string("(") + KJIT_BINARY + " " + args + " 2>/dev/null)");
+    };
+    Run only = stdout_of("compile rms_norm -D RMS_BLOCK=512");
+    CHECK(contains(only.out, "kernel_src/rms_norm.cu: "));
+    only = stdout_of("compile rms_norm -D RMS_BLOCK=512 -o -");
+    CHECK(only.out.starts_with("\x7f"
+                               "ELF"));
+    CHECK_FALSE(contains(only.out, "kernel_src/rms_norm.cu: "));
 }
 
 TEST_CASE("no driver is reported as such and not as a crash") {

@@ -52,18 +52,21 @@ int run_compile(const CompileArgs& args) {
     if (s.error)
         std::rethrow_exception(s.error);
     const CompiledKernel& c = *s.compiled;
-    std::fprintf(stderr,
+    // The report goes to stdout unless the CUBIN or the PTX does.
+    FILE* report = args.cubin_out == "-" || args.ptx_out == "-" ? stderr : stdout;
+    std::fprintf(report,
                  "%s: %s for %s in %.1f ms, cubin %zu bytes, hash %s\n  defines: %s\n  key: %s\n",
                  c.path.c_str(),
                  s.origin == Origin::disk     ? "cached, compiled"
                  : s.origin == Origin::remote ? "from the remote cache, compiled"
                                               : "compiled",
-                 c.options.arch.c_str(), c.compile_ms, c.cubin.size(),
-                 c.source_hash.hex().c_str(), options.defines_text().c_str(), s.key.hex().c_str());
+                 c.options.arch.c_str(), c.compile_ms, c.cubin.size(), c.source_hash.hex().c_str(),
+                 options.defines_text().c_str(), s.key.hex().c_str());
     for (const auto& [expression, lowered] : c.lowered_names)
-        std::fprintf(stderr, "  name: %s -> %s\n", expression.c_str(), lowered.c_str());
+        std::fprintf(report, "  name: %s -> %s\n", expression.c_str(), lowered.c_str());
     if (!c.log.empty())
         std::cerr << c.log << '\n';
+    std::fflush(report);
     if (!args.cubin_out.empty())
         write_file(args.cubin_out, c.cubin);
     if (!args.ptx_out.empty())
