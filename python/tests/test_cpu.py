@@ -68,10 +68,10 @@ class Compile(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             got = kjit.compile("rms_norm", {"RMS_BLOCK": "128"}, arch="sm_90", src="kernel_src")
             cubin = os.path.join(d, "k.cubin")
-            _, err, rc = cli("compile", "rms_norm", "--src", "kernel_src", "-D", "RMS_BLOCK=128",
-                             "--arch", "sm_90", "-o", cubin)
+            out, err, rc = cli("compile", "rms_norm", "--src", "kernel_src", "-D", "RMS_BLOCK=128",
+                               "--arch", "sm_90", "-o", cubin)
             self.assertEqual(rc, 0, err)
-            key = re.search(r"key: ([0-9a-f]+)", err).group(1)
+            key = re.search(r"key: ([0-9a-f]+)", out).group(1)
             self.assertEqual(got["key"], key)
             with open(cubin, "rb") as f:
                 self.assertEqual(got["cubin"], f.read())
