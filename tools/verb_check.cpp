@@ -40,7 +40,8 @@ struct Columns {
 /// A case whose define set failed to compile, at its [[check]] table's define (the one the
 /// error names, else its first) where a contract file declares it.
 Diagnostic unprepared_case(const KernelContract& contract, const CheckCase& c,
-                           const Defines& defines, const std::exception_ptr& error) {
+                           const Defines& defines, bool reference,
+                           const std::exception_ptr& error) {
     Diagnostic d;
     d.severity = Severity::error;
     try {
@@ -55,7 +56,6 @@ Diagnostic unprepared_case(const KernelContract& contract, const CheckCase& c,
     if (const auto end = d.message.find("': ");
         d.message.starts_with("kernel '") && end != std::string::npos)
         d.message.erase(0, end + 3);
-    const bool reference = defines != check_defines(c);
     d.message = "case " + c.kernel + " " + c.shape + " " + defines_text(defines) +
                 (reference ? " (its reference defines)" : "") +
                 ": the define set does not compile: " + d.message;
@@ -90,13 +90,15 @@ int report_unprepared(const std::vector<CheckCase>& cases, const std::vector<Pre
     for (const CheckCase& c : cases) {
         const KernelContract& contract = kernel_contract(c.kernel);
         // The case's define set, then the one its reference runs with (check_specs).
-        for (const Defines& defines : {check_defines(c), check_reference_defines(c)}) {
+        for (const bool reference : {false, true}) {
+            const Defines defines = reference ? check_reference_defines(c) : check_defines(c);
             const std::string name = case_spec(contract, defines).name;
             const auto row = std::find_if(rows.begin(), rows.end(),
                                           [&](const PrepareRow& r) { return r.name == name; });
             if (row != rows.end() && row->error && failed.insert(name).second)
-                std::printf("  %s\n",
-                            unprepared_case(contract, c, defines, row->error).format().c_str());
+                std::printf(
+                    "  %s\n",
+                    unprepared_case(contract, c, defines, reference, row->error).format().c_str());
         }
     }
     return static_cast<int>(failed.size());
