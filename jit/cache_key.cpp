@@ -160,6 +160,10 @@ CacheKey make_cache_key(const SourceSet& sources, std::string_view kernel,
     std::sort(flags.begin(), flags.end());
     for (const auto& f : flags)
         put(parts[KeyComponents::options], f);
+    // A program without an entry point is a compile error unless the request accepts one: the
+    // outcome differs, so the key does.
+    if (options.entry_optional)
+        put(parts[KeyComponents::options], "entry-optional");
     // Name expressions in the order given: it is the order NVRTC instantiates them in.
     for (const auto& e : options.name_expressions)
         put(parts[KeyComponents::options], "name-expression=" + e);

@@ -25,15 +25,6 @@ std::string seconds_text(std::chrono::milliseconds ms) {
     return s;
 }
 
-/// The kernel a cache record holds, or nullopt for a record without an entry point (stored
-/// before compile() refused such a kernel): never served, so the compile says what is wrong.
-std::optional<CompiledKernel> servable(std::string_view meta, std::string payload,
-                                       const CompileOptions& options) {
-    CompiledKernel c = kernel_from_meta(meta, std::move(payload), {}, options);
-    if (c.entries.empty())
-        return std::nullopt;
-    return c;
-}
 } // namespace
 
 std::string entry_meta(const CacheKey& key, const CompiledKernel& c) {
@@ -75,7 +66,7 @@ std::optional<CompiledKernel> CompileCache::load(const CacheKey& key,
     *read_ms += ms_since(start);
     if (!entry)
         return std::nullopt;
-    return servable(entry->meta, std::move(entry->payload), options);
+    return kernel_from_meta(entry->meta, std::move(entry->payload), {}, options);
 }
 
 void CompileCache::store(const CacheKey& key, const CompiledKernel& compiled) {
@@ -202,13 +193,13 @@ std::vector<Specialized> CompileCache::get_all(const SourceSet& sources,
         for (std::size_t j = 0; j < ask.size(); ++j) {
             const std::size_t i = ask[j];
             out[i].read_ms += share;
-            if (const std::optional<CacheEntry>& e = found[j].entry)
-                if ((out[i].compiled = servable(e->meta, e->payload, requests[i].options))) {
-                    disk_->store(*e);
-                    out[i].origin = Origin::remote;
-                    locks.erase(i);
-                    continue;
-                }
+            if (const std::optional<CacheEntry>& e = found[j].entry) {
+                out[i].compiled = kernel_from_meta(e->meta, e->payload, {}, requests[i].options);
+                disk_->store(*e);
+                out[i].origin = Origin::remote;
+                locks.erase(i);
+                continue;
+            }
             if (found[j].refused)
                 refused.insert(i);
             rest.push_back(i);

@@ -195,12 +195,18 @@ CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
     // A file of templates is instantiated by the name expressions of a launch (the Engine's
     // instantiations): compiled without them, as the audit does, it has no entry point yet.
     if (out.entries.empty() && !options.entry_optional &&
-        (!options.name_expressions.empty() || file.text.find("template") == std::string::npos))
-        throw ConfigError("the kernel source compiles to no entry point: no __global__ function "
-                          "is left with these defines (one behind a false #if, after a byte 0xFF, "
-                          "in a comment left open, or a template never named by a name "
-                          "expression); there is nothing to launch",
-                          file.path);
+        (!options.name_expressions.empty() || file.text.find("template") == std::string::npos)) {
+        // A finding about the source, as a compile error is: the same error (and exit code)
+        // whether the compile ran here or in a worker.
+        Diagnostic d{.path = file.path,
+                     .message = "the kernel source compiles to no entry point: no __global__ "
+                                "function is left with these defines (one behind a false #if, "
+                                "after a byte 0xFF, in a comment left open, or a template never "
+                                "named by a name expression); there is nothing to launch"};
+        std::string text = d.format();
+        throw CompileError(file.kernel_name(), file.path, args, options.defines, std::move(text),
+                           {std::move(d)}, file.hash.hex());
+    }
     if (options.ptx)
         out.ptx = std::move(ptx);
     for (const std::string& expression : options.name_expressions) {

@@ -516,6 +516,13 @@ TEST_CASE("compile workers give the same CUBIN as an in-process compile and carr
     }
     jobs[3].options.check_only = true; // the flag travels: no CUBIN comes back
     jobs.push_back({&bad, "tiny", {}});
+    // No entry point: a compile error at the file, through a worker as in process;
+    // accepted where the job says so (the flag travels too).
+    const SourceSet entryless =
+        tiny_sources("__device__ float tiny_helper(float x) { return x; }\n");
+    jobs.push_back({&entryless, "tiny", {}});
+    jobs.push_back({&entryless, "tiny", {}});
+    jobs.back().options.entry_optional = true;
     std::size_t progress_calls = 0;
     const auto remote = compile_all(jobs, 2, KJIT_BINARY,
                                     [&](std::size_t, std::size_t, const std::string&) { ++progress_calls; });
@@ -534,6 +541,15 @@ TEST_CASE("compile workers give the same CUBIN as an in-process compile and carr
         REQUIRE(!e.diagnostics.empty());
         CHECK(e.diagnostics[0].format() == "kernels/tiny.cu:2:11: error: expected an expression");
     }
+    for (const auto* outcomes : {&remote, &local}) {
+        REQUIRE((*outcomes)[5].error);
+        CHECK_THROWS_WITH_AS(std::rethrow_exception((*outcomes)[5].error),
+                             doctest::Contains("kernels/tiny.cu: error: the kernel source compiles "
+                                               "to no entry point"),
+                             CompileError);
+        REQUIRE((*outcomes)[6].compiled);
+        CHECK((*outcomes)[6].compiled->entries.empty());
+    }
     // A worker that cannot start, or that gives no answer: the jobs are compiled here instead,
     // and a warning (one per batch) says why.
     for (const char* worker : {"/nonexistent/kjit", "/bin/true"}) {
@@ -551,27 +567,35 @@ TEST_CASE("compile workers give the same CUBIN as an in-process compile and carr
     }
 }
 
-TEST_CASE("a disk record without an entry point is never served but compiled again") {
+TEST_CASE("a program accepted without an entry point is keyed apart and served from disk") {
     test::TempDir tmp;
-    const SourceSet src = tiny_sources();
     CacheSettings s;
     s.dir = tmp.path();
     CompileCache cc(s);
-    const CompileRequest request{"tiny", {}};
-    const Specialized first = cc.get(src, request);
-    REQUIRE(first.compiled);
-    REQUIRE_FALSE(first.compiled->entries.empty());
-    CHECK(cc.get(src, request).origin == Origin::disk);
-    // The record as a kjit that took entry-less programs stored one: its meta without entries.
-    std::string meta = kernel_meta(*first.compiled);
-    for (std::size_t at; (at = meta.find("entry=")) != std::string::npos;)
-        meta.erase(at, meta.find('\n', at) + 1 - at);
-    REQUIRE(cc.disk()->store(CacheEntry{first.key.hash, meta, first.compiled->cubin}));
-    const Specialized again = cc.get(src, request);
-    REQUIRE(again.compiled);
-    CHECK(again.origin == Origin::compiled);
-    CHECK(again.compiled->entries.size() == first.compiled->entries.size());
-    CHECK(cc.get(src, request).origin == Origin::disk);
+    // A file of templates compiled without name expressions (as the audit compiles it), and a
+    // helper-only program compiled for what it is (entry_optional): each stored and served.
+    const SourceSet templates =
+        tiny_sources("template <int N> __global__ void tiny(float* p) { p[0] = N; }\n");
+    const SourceSet helpers = tiny_sources("__device__ float tiny_helper(float x) { return x; }\n");
+    CompileRequest optional{"tiny", {}};
+    optional.options.entry_optional = true;
+    for (const auto& [src, request] :
+         {std::pair{&templates, CompileRequest{"tiny", {}}}, std::pair{&helpers, optional}}) {
+        const Specialized first = cc.get(*src, request);
+        REQUIRE(first.compiled);
+        CHECK(first.compiled->entries.empty());
+        CHECK(first.origin == Origin::compiled);
+        const Specialized again = cc.get(*src, request);
+        REQUIRE(again.compiled);
+        CHECK(again.origin == Origin::disk);
+    }
+    // The same program asked for as a kernel is another key: the compile refuses it, however
+    // the cache holds the accepted one.
+    CHECK(make_cache_key(helpers, "tiny", optional.options).hex() !=
+          make_cache_key(helpers, "tiny", CompileOptions{}).hex());
+    const Specialized kernel = cc.get(helpers, CompileRequest{"tiny", {}});
+    REQUIRE(kernel.error);
+    CHECK_THROWS_AS(std::rethrow_exception(kernel.error), CompileError);
 }
 
 TEST_CASE("8 processes asking for the same 32 keys compile each key exactly once") {
