@@ -60,6 +60,12 @@
 // bytes of bf16.
 #define CONV_CL_CH 4
 #endif
+#ifndef CONV_CL_EAGER
+// conv1d_cl: 1 issues every load of a thread's first tile (the tile, the three steps before it,
+// weights and bias, as vectors) before the first use; 0 loads the three steps and the weights
+// one use at a time and the tile after them. Same outputs either way.
+#define CONV_CL_EAGER 0
+#endif
 #ifndef CONV_FLAT
 // 1: where the rows are whole aligned chunks, segments are cut from the rows laid end to end
 // (conv1d_flat), so rows shorter than a segment fill every lane; 0: each row is cut apart. At
@@ -544,18 +550,26 @@ conv1d_cl(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict_
     const T* xb = x + b * steps * rs + c0;
     T* yb = y + b * steps * rs + c0;
     const T* sb = state_in ? state_in + b * 3 * rs + c0 : nullptr;
-    // Whole aligned vectors at every step: C a multiple of E and x, y aligned.
-    const bool vec = channels % E == 0 && reinterpret_cast<size_t>(x) % alignof(V) == 0 &&
-                     reinterpret_cast<size_t>(y) % alignof(V) == 0;
+    // Whole aligned vectors at every step: C a multiple of E and x, y (and, loaded as vectors by
+    // CONV_CL_EAGER, the carry-in) aligned.
+    const auto aligned = [](const T* q) { return reinterpret_cast<size_t>(q) % alignof(V) == 0; };
+    const bool vec = channels % E == 0 && aligned(x) && aligned(y) &&
+                     (!CONV_CL_EAGER || !sb || aligned(state_in));
     const int ce = channels - c0 < E ? channels - c0 : E; // channels of this thread
-    float wc[E][4], bc[E];
+    const auto vload = [](const T* q) { return *reinterpret_cast<const V*>(q); };
+    // The weights, the bias and the three steps before the first: one use at a time here, all
+    // at once below with CONV_CL_EAGER.
+    constexpr bool eager = CONV_CL_EAGER;
+    float wc[E][4], bc[E], p[3][E];
+    if (!(eager && vec)) {
 #pragma unroll
-    for (int e = 0; e < E; ++e) {
-        const int c = e < ce ? c0 + e : c0;
+        for (int e = 0; e < E; ++e) {
+            const int c = e < ce ? c0 + e : c0;
 #pragma unroll
-        for (int k = 0; k < 4; ++k)
-            wc[e][k] = to_float(w[c * 4 + k]);
-        bc[e] = bias ? to_float(bias[c]) : 0.0f;
+            for (int k = 0; k < 4; ++k)
+                wc[e][k] = to_float(w[c * 4 + k]);
+            bc[e] = bias ? to_float(bias[c]) : 0.0f;
+        }
     }
     // One step's E channels (zeros past C).
     const auto load = [&](int t, float(&v)[E]) {
@@ -564,7 +578,7 @@ conv1d_cl(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict_
             for (int e = 0; e < E; ++e)
                 v[e] = sb && e < ce ? to_float(sb[(3 + t) * rs + e]) : 0.0f;
         } else if (vec) {
-            const V r = *reinterpret_cast<const V*>(xb + t * rs);
+            const V r = vload(xb + t * rs);
 #pragma unroll
             for (int e = 0; e < E; ++e)
                 v[e] = C::get(r, e);
@@ -574,10 +588,11 @@ conv1d_cl(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict_
                 v[e] = e < ce ? to_float(xb[t * rs + e]) : 0.0f;
         }
     };
-    float p[3][E];
+    if (!(eager && vec)) {
 #pragma unroll
-    for (int k = 0; k < 3; ++k)
-        load(t0 - 3 + k, p[k]);
+        for (int k = 0; k < 3; ++k)
+            load(t0 - 3 + k, p[k]);
+    }
     const int n = steps - t0 < S * L ? steps - t0 : S * L; // steps of this thread
     const auto step = [&](int s, const float(&xt)[E]) {
         float ys[E];
@@ -600,23 +615,61 @@ conv1d_cl(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict_
                     yt[e] = store_value<T>(ys[e]);
         }
     };
-    // The thread's tiles in turn. A whole tile's loads are all issued before its first step is
-    // used; with more tiles (CONV_CL_SEGS) the next one's are issued into the other buffer
-    // before this one is computed.
+    // A whole tile's loads are all issued before its first step is used; with more tiles
+    // (CONV_CL_SEGS) the next one's are issued into the other buffer before this one is
+    // computed.
     constexpr int kBufs = S > 1 ? 2 : 1;
     V raw[kBufs][L];
     const auto load_tile = [&](V(&r)[L], int ts) {
 #pragma unroll
         for (int s = 0; s < L; ++s)
-            r[s] = *reinterpret_cast<const V*>(xb + (ts + s) * rs);
+            r[s] = vload(xb + (ts + s) * rs);
     };
+    if (eager && vec) {
+        // Every load the first tile needs is in flight before any is used: the tile, the three
+        // steps before it, the weights and the bias. With a cold L2 each use that waits is a
+        // DRAM round trip, and a short row has no other work to hide one behind: loaded and
+        // converted one after another (as above without CONV_CL_EAGER), the three steps before
+        // the tile alone are three round trips before its first step.
+        if (steps - t0 >= L) // the first tile is whole
+            load_tile(raw[0], t0);
+        V h[3];
+#pragma unroll
+        for (int k = 0; k < 3; ++k) {
+            const int t = t0 - 3 + k;
+            const T* q = t >= 0 ? xb + t * rs : sb ? sb + (3 + t) * rs : nullptr;
+            h[k] = q ? vload(q) : V{};
+        }
+        // The E channels' 4 taps are 4 E consecutive weights: 4 vectors where w is aligned.
+        const bool wvec = aligned(w) && (!bias || aligned(bias));
+        V wv[4], bv{};
+        if (wvec) {
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                wv[j] = vload(w + c0 * 4 + j * E);
+            if (bias)
+                bv = vload(bias + c0);
+        }
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
+#pragma unroll
+            for (int k = 0; k < 4; ++k)
+                wc[e][k] = wvec ? C::get(wv[(e * 4 + k) / E], (e * 4 + k) % E)
+                                : to_float(w[(c0 + e) * 4 + k]);
+            bc[e] = wvec ? C::get(bv, e) : bias ? to_float(bias[c0 + e]) : 0.0f;
+#pragma unroll
+            for (int k = 0; k < 3; ++k)
+                p[k][e] = C::get(h[k], e);
+        }
+    }
+    // The thread's tiles in turn (with CONV_CL_EAGER the first one's loads were issued above).
 #pragma unroll
     for (int k = 0; k < S; ++k) {
         const int m = S == 1 ? n : n - k * L < L ? n - k * L : L; // steps of tile k
         if (k > 0 && m <= 0)
             break;
         if (m == L && vec) {
-            if (k == 0)
+            if (!eager && k == 0)
                 load_tile(raw[0], t0);
             if (S > 1 && n - k * L >= 2 * L) // the next tile is whole
                 load_tile(raw[(k + 1) % kBufs], t0 + (k + 1) * L);
