@@ -51,7 +51,19 @@ def function_sections(cubin: bytes, fun: str) -> dict:
     return out
 
 
+_compiled = {}
+
+
 def compile_cubin(kjit: str, src: str, kernel: str, defines: dict, path: str) -> bytes:
+    """The CUBIN of `kernel` from `src` at `defines`, compiled once per define set (the entries
+    of each dtype at one define set share it)."""
+    key = (src, kernel, tuple(sorted(defines.items())))
+    if key not in _compiled:
+        _compiled[key] = _compile(kjit, src, kernel, defines, path)
+    return _compiled[key]
+
+
+def _compile(kjit: str, src: str, kernel: str, defines: dict, path: str) -> bytes:
     args = [kjit, "compile", kernel, "--src", src, "--no-cache", "-o", path]
     for k, v in sorted(defines.items()):
         args += ["-D", f"{k}={v}"]

@@ -560,8 +560,11 @@ conv1d_cl(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict_
     // The weights, the bias and the three steps before the first: one use at a time here, all
     // at once below with CONV_CL_EAGER.
     constexpr bool eager = CONV_CL_EAGER;
+    // The E channels' 4 taps are 4 E consecutive weights: 4 vectors (and the bias one) where w
+    // (and the bias) are aligned; loaded so with CONV_CL_EAGER.
+    const bool wvec = eager && vec && aligned(w) && (!bias || aligned(bias));
     float wc[E][4], bc[E], p[3][E];
-    if (!(eager && vec)) {
+    if (!wvec) {
 #pragma unroll
         for (int e = 0; e < E; ++e) {
             const int c = e < ce ? c0 + e : c0;
@@ -640,27 +643,26 @@ conv1d_cl(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict_
             const T* q = t >= 0 ? xb + t * rs : sb ? sb + (3 + t) * rs : nullptr;
             h[k] = q ? vload(q) : V{};
         }
-        // The E channels' 4 taps are 4 E consecutive weights: 4 vectors where w is aligned.
-        const bool wvec = aligned(w) && (!bias || aligned(bias));
-        V wv[4], bv{};
         if (wvec) {
+            V wv[4], bv{};
 #pragma unroll
             for (int j = 0; j < 4; ++j)
                 wv[j] = vload(w + c0 * 4 + j * E);
             if (bias)
                 bv = vload(bias + c0);
+#pragma unroll
+            for (int e = 0; e < E; ++e) {
+#pragma unroll
+                for (int k = 0; k < 4; ++k)
+                    wc[e][k] = C::get(wv[(e * 4 + k) / E], (e * 4 + k) % E);
+                bc[e] = C::get(bv, e);
+            }
         }
 #pragma unroll
-        for (int e = 0; e < E; ++e) {
-#pragma unroll
-            for (int k = 0; k < 4; ++k)
-                wc[e][k] = wvec ? C::get(wv[(e * 4 + k) / E], (e * 4 + k) % E)
-                                : to_float(w[(c0 + e) * 4 + k]);
-            bc[e] = wvec ? C::get(bv, e) : bias ? to_float(bias[c0 + e]) : 0.0f;
+        for (int e = 0; e < E; ++e)
 #pragma unroll
             for (int k = 0; k < 3; ++k)
                 p[k][e] = C::get(h[k], e);
-        }
     }
     // The thread's tiles in turn (with CONV_CL_EAGER the first one's loads were issued above).
 #pragma unroll
