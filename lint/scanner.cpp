@@ -68,9 +68,11 @@ class Lexer {
         out.bom = text_.starts_with(kBom);
         bool line_start = true;
         bool in_directive = false, want_name = false, spaced = false;
-        // The code's open braces, each true for a namespace or `extern "C"` block, and the
-        // tokens of the statement so far.
-        std::vector<bool> braces;
+        // The code's open braces, each for a namespace or `extern "C"` block the indentation of
+        // its code so far (-1 before its first line) and kBody for any other, and the tokens of
+        // the statement so far.
+        constexpr int kBody = -2;
+        std::vector<int> braces;
         std::vector<std::string> statement;
         while (p_ < l_.size()) {
             const char c = l_[p_].c;
@@ -110,13 +112,16 @@ class Lexer {
                 d.line = l_[p_].line;
                 d.column = l_[p_].column;
                 d.end_line = d.line;
-                d.scope = static_cast<int>(std::count(braces.begin(), braces.end(), false));
+                d.scope = static_cast<int>(std::count(braces.begin(), braces.end(), kBody));
+                if (d.scope == 0 && !braces.empty())
+                    d.block_indent = braces.back();
                 out.directives.push_back(std::move(d));
                 in_directive = want_name = true;
                 line_start = false;
                 ++p_;
                 continue;
             }
+            const bool starts_line = line_start;
             line_start = false;
             const bool header_name = in_directive && !want_name && c == '<' &&
                                      out.directives.back().args.empty() &&
@@ -126,6 +131,10 @@ class Lexer {
             tok.spaced = spaced;
             spaced = false;
             if (!in_directive) {
+                if (starts_line && tok.text != "}" && !braces.empty() && braces.back() != kBody) {
+                    int& indent = braces.back();
+                    indent = indent < 0 ? tok.column - 1 : std::min(indent, tok.column - 1);
+                }
                 if (tok.text == "{") {
                     // `extern "C" {` opens a block; `extern "C" __global__ void k() {` a body.
                     const bool block =
@@ -134,7 +143,7 @@ class Lexer {
                                                 statement[1].starts_with('"')) ||
                                                (statement[0] == "inline" && statement.size() > 1 &&
                                                 statement[1] == "namespace"));
-                    braces.push_back(block);
+                    braces.push_back(block ? -1 : kBody);
                     statement.clear();
                 } else if (tok.text == "}" || tok.text == ";") {
                     if (tok.text == "}" && !braces.empty())

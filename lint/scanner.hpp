@@ -27,6 +27,10 @@ struct Directive {
     /// Open braces of the code around it, namespace and `extern "C"` blocks not counted: more
     /// than 0 inside a function or class body.
     int scope = 0;
+    /// Outside any function or class body, inside a namespace or `extern "C"` block: the
+    /// indentation of that block's code before it (the least column before a token that starts
+    /// a line directly in the block); -1 at file scope or where no such line came yet.
+    int block_indent = -1;
     std::vector<PpToken> args;
 };
 

@@ -106,7 +106,7 @@ TEST_SUITE("lint") {
             contains(r.out, (kFixtures / "kj002_unread_define.toml").string() + ":8:13: error: "));
         CHECK(contains(r.out, "did you mean BLOCK_ROWS? [KJ002]"));
         CHECK(contains(r.out, "warning: default CHUNK=64"));
-        CHECK(contains(r.out, "lint: 18 file(s), 17 error(s), 1 warning(s)"));
+        CHECK(contains(r.out, "lint: 19 file(s), 18 error(s), 1 warning(s)"));
         // One file: its directory's headers resolve, its shape files apply.
         r = run_kjit("lint " + (kFixtures / "kj004_default_differs.cu").string());
         CHECK(r.code == 1);
@@ -173,7 +173,7 @@ TEST_SUITE("lint") {
         CHECK(contains(r.out, "[KJ008]"));
         CHECK(contains(r.out, "[KJ009]"));
         CHECK_FALSE(contains(r.out, "[KJ002]"));
-        CHECK(contains(r.out, "lint: 18 file(s), 16 error(s), 0 warning(s)"));
+        CHECK(contains(r.out, "lint: 19 file(s), 17 error(s), 0 warning(s)"));
         CHECK(kjit::test::run_kjit_in(KJIT_SOURCE_DIR, "lint --libclang /nonexistent/libclang.so.1").code == 0);
     }
 
@@ -332,6 +332,15 @@ TEST_SUITE("lint") {
                   .empty());
         f = lint_string("namespace n {\nextern \"C\" {\n#define STEP(i) \\\n    acc += a[i];\n"
                         "    acc += b[i];\n}\n}\n");
+        REQUIRE(f.size() == 1);
+        CHECK(f[0].line == 5);
+        // In a namespace whose code before the macro is indented, a line indented as that code is
+        // the namespace's; one indented deeper is the lost body.
+        CHECK(lint_string("namespace n {\n    int f(int x);\n#define SQ(x) \\\n    ((x) * (x))\n"
+                          "    int g(int x) { return SQ(x); }\n}\n")
+                  .empty());
+        f = lint_string("namespace n {\n    int f(int x);\n#define SQ(x) \\\n        (x) *= (x);\n"
+                        "        (x) += 1\n}\n");
         REQUIRE(f.size() == 1);
         CHECK(f[0].line == 5);
         CHECK(lint_string("    #define AT(i) data[(i)]\n    x = AT(i);\n    y = i;\n").empty());
