@@ -400,13 +400,12 @@ KernelContract read_contract(const TomlDocument& doc) {
         for (const TomlEntry& e : n->table("reference_defines").entries()) {
             if (c.defines.contains(e.key))
                 continue;
-            // A near name in [defines] may be the misspelled one: name both places.
+            // A near name in [defines]: say where it is set, for the one of the two that is off.
             const std::vector<std::string> near = nearest(e.key, known);
             const auto at = near.size() == 1 ? c.where.find("define " + near[0]) : c.where.end();
             throw ConfigError("reference define " + e.key + " is none of the contract's [defines]" +
-                                  (at != c.where.end() ? ", which set " + near[0] + " on line " +
-                                                             std::to_string(at->second.line) +
-                                                             ": one of the two names is misspelled"
+                                  (at != c.where.end() ? "; did you mean " + near[0] + " (line " +
+                                                             std::to_string(at->second.line) + ")?"
                                                        : did_you_mean(near)),
                               e.key_where);
         }

@@ -180,8 +180,8 @@ TEST_CASE("every mistake in a contract file is reported at its file:line:col") {
          "c.toml:9:15: bench_shape: splitk_gemv: step 1 copies w (234881024 bytes) into x"},
         {"name = \"splitk_gemv\"", "nme = \"splitk_gemv\"", "c.toml:4:1: unknown key 'nme'"},
         {"reference_defines = { SPLIT_K = 1 }", "reference_defines = { SPLITK = 1 }",
-         "c.toml:13:23: reference define SPLITK is none of the contract's [defines], which set "
-         "SPLIT_K on line 16: one of the two names is misspelled"},
+         "c.toml:13:23: reference define SPLITK is none of the contract's [defines]; did you "
+         "mean SPLIT_K (line 16)?"},
         {"reference_defines = { SPLIT_K = 1 }", "reference_defines = { SPLIT_K = 1, TILE = 2 }",
          "c.toml:13:36: reference define TILE is none of the contract's [defines]"},
         {"entry = \"splitk_reduce\"", "entry = \"splitk_reduce\"\nmain = true",
