@@ -244,7 +244,7 @@ class Walker {
         long event = top;
         if (in_set && state == State::live) {
             event = static_cast<long>(out_.includes.size());
-            out_.includes.push_back({set_name, index, name, angled, r, {}});
+            out_.includes.push_back({set_name, index, name, angled, r, {}, {}});
         }
         if (!r.found()) {
             uncertain_ = true;
