@@ -1,6 +1,7 @@
 #include "jit/compiler.hpp"
 
 #include "core/names.hpp"
+#include "jit/define_use.hpp"
 #include "jit/toolkit.hpp"
 
 #include <nvrtc.h>
@@ -195,14 +196,15 @@ CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
     // A file of templates is instantiated by the name expressions of a launch (the Engine's
     // instantiations): compiled without them, as the audit does, it has no entry point yet.
     if (out.entries.empty() && !options.entry_optional &&
-        (!options.name_expressions.empty() || file.text.find("template") == std::string::npos)) {
+        (!options.name_expressions.empty() || !names_identifier(file.text, "template"))) {
         // A finding about the source, as a compile error is: the same error (and exit code)
         // whether the compile ran here or in a worker.
         Diagnostic d{.path = file.path,
                      .message = "the kernel source compiles to no entry point: no __global__ "
                                 "function is left with these defines (one behind a false #if, "
                                 "after a byte 0xFF, in a comment left open, or a template never "
-                                "named by a name expression); there is nothing to launch"};
+                                "named by a name expression); there is nothing to launch",
+                     .rule = {}};
         std::string text = d.format();
         throw CompileError(file.kernel_name(), file.path, args, options.defines, std::move(text),
                            {std::move(d)}, file.hash.hex());

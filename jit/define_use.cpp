@@ -82,6 +82,12 @@ void scan(std::string_view text, std::set<std::string_view>& names,
 
 } // namespace
 
+bool names_identifier(std::string_view text, std::string_view word) {
+    std::set<std::string_view> names, macros;
+    scan(text, names, macros);
+    return names.contains(word);
+}
+
 std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceFile& kernel,
                                          const std::map<std::string, std::string>& defines) {
     std::vector<UnreadDefine> out;

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kjit {
@@ -17,6 +18,10 @@ struct UnreadDefine {
     std::string name;
     std::vector<std::string> nearest; ///< macros the sources do name that are close to it
 };
+
+/// Whether `word` occurs in `text` as an identifier, outside comments, string and character
+/// literals (the same text-level reading as unread_defines).
+bool names_identifier(std::string_view text, std::string_view word);
 
 /// The defines of `defines` whose name occurs as an identifier in none of the files `kernel`
 /// compiles with (the kernel and sources.includable(kernel)), in name order.

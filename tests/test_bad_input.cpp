@@ -521,8 +521,9 @@ TEST_SUITE("bad-input") {
 
     TEST_CASE("a kernel that compiles to no entry point fails the compile and the audit") {
         // A comment-only file, and a kernel behind a false #if: NVRTC compiles both, to nothing.
+        // The word "template" in a comment does not make the file one of templates.
         kjit::test::TempDir dir;
-        write_file(dir.path() / "k/empty.cu", "// the kernel is still to be written\n");
+        write_file(dir.path() / "k/empty.cu", "// the kernel template is still to be written\n");
         write_file(dir.path() / "k/gone.cu", "#if 0\n" + kKernel + "#endif\n");
         const std::string src = " --src " + (dir.path() / "k").string();
         const std::string why = "error: the kernel source compiles to no entry point";
