@@ -10,7 +10,7 @@ register count, its .nv.info attributes, constants, relocations and shared memor
 every byte is the same, writes the new source hash into the entry. Entries whose function did
 change are listed and left stale: re-run `kjit tune` for them.
 
-  python3 bench/restamp.py REV [--table kernel_src/tuned_h200.toml] [--src kernel_src]
+  python3 bench/restamp.py REV [--table kernel_src/tuned.toml] [--src kernel_src]
       [--kjit build/tools/kjit] [--dry-run]
 
 REV is the revision the stale entries were measured on (a git revision of this repository). The
@@ -91,7 +91,7 @@ def stale_entries(kjit: str, src: str, table: str) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("rev")
-    ap.add_argument("--table", default="kernel_src/tuned_h200.toml")
+    ap.add_argument("--table", default="kernel_src/tuned.toml")
     ap.add_argument("--src", default="kernel_src")
     ap.add_argument("--kjit", default="build/tools/kjit")
     ap.add_argument("--dry-run", action="store_true", help="report, write nothing")

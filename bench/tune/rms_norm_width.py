@@ -7,7 +7,7 @@ import os
 import sys
 import tomllib
 
-table = sys.argv[1] if len(sys.argv) > 1 else "kernel_src/tuned_h200.toml"
+table = sys.argv[1] if len(sys.argv) > 1 else "kernel_src/tuned.toml"
 out = os.path.join(os.path.dirname(__file__), "rms_norm_width")
 with open(table, "rb") as f:
     entries = tomllib.load(f)["entry"]
