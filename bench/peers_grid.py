@@ -260,7 +260,8 @@ def conv1d_cl_rows(a, grid, kjit_for, timer, ceiling):
                     s_out, peer_s_out = torch.empty_like(s_in), torch.empty_like(s_in)
                     kjit, used = kjit_for((dname, b, c, t))
                     config = (f"L{used['CONV_CL_STEPS']}xS{used['CONV_CL_SEGS']}"
-                              f"xE{used['CONV_CL_CH']}xB{used['CONV_BLOCK']}")
+                              f"xE{used['CONV_CL_CH']}xB{used['CONV_BLOCK']}"
+                              + ("+eager" if used.get("CONV_CL_EAGER") == "1" else ""))
                     for form in grid["forms"]:
                         silu = "silu" in form
                         bias = bias_t if "bias" in form else None
