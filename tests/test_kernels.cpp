@@ -45,31 +45,36 @@ struct Fixture : test::GpuEngine {
 };
 
 /// The outputs of one launch of `plan` on `inputs` (bytes, plan.outputs order), every buffer
-/// `off` bytes past its allocation's 16-byte alignment, the inputs named in `null` passed as
-/// null pointers, the outputs filled with 0xff first (NaN in fp32 and bf16: an element left
-/// unwritten differs).
+/// (or only the inputs named in `shifted`, where it names any) `off` bytes past its
+/// allocation's 16-byte alignment, the inputs named in `null` passed as null pointers, the
+/// outputs filled with 0xff first (NaN in fp32 and bf16: an element left unwritten differs).
 std::vector<std::vector<unsigned char>> run_offset(const PreparedArm& arm, const CasePlan& plan,
                                                    const std::vector<HostBuffer>& inputs,
                                                    std::size_t off,
-                                                   const std::vector<std::string>& null = {}) {
+                                                   const std::vector<std::string>& null = {},
+                                                   const std::vector<std::string>& shifted = {}) {
+    const auto named = [](const std::vector<std::string>& names, const std::string& name) {
+        return std::find(names.begin(), names.end(), name) != names.end();
+    };
     std::vector<DeviceBuffer> owned;
     std::vector<CUdeviceptr> ptrs;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         const std::string& name = plan.buffers[plan.inputs[i]].name;
-        if (std::find(null.begin(), null.end(), name) != null.end()) {
+        if (named(null, name)) {
             ptrs.push_back(0);
             continue;
         }
-        std::vector<std::byte> padded(off + inputs[i].bytes.size() + 16);
-        std::memcpy(padded.data() + off, inputs[i].bytes.data(), inputs[i].bytes.size());
+        const std::size_t o = shifted.empty() || named(shifted, name) ? off : 0;
+        std::vector<std::byte> padded(o + inputs[i].bytes.size() + 16);
+        std::memcpy(padded.data() + o, inputs[i].bytes.data(), inputs[i].bytes.size());
         owned.push_back(DeviceBuffer::from<std::byte>(padded));
-        ptrs.push_back(owned.back().ptr() + off);
+        ptrs.push_back(owned.back().ptr() + o);
     }
     const std::size_t first_out = owned.size();
     for (std::size_t o : plan.outputs) {
         owned.emplace_back(plan.buffers[o].bytes() + 2 * 16);
         owned.back().fill_bytes(0xff);
-        ptrs.push_back(owned.back().ptr() + off);
+        ptrs.push_back(owned.back().ptr() + (shifted.empty() ? off : 0));
     }
     const Stream stream;
     enqueue_case(plan, arm.functions(plan), ptrs, stream.handle());
@@ -288,7 +293,8 @@ TEST_CASE("conv1d_cl is conv1d on the transposed tensors bit for bit") {
     // vectors); several tiles a thread, the next one loaded ahead where it is whole (c = 64,
     // t = 41 at 4 x 4 steps: a last span of two whole tiles, the second loaded ahead, then one
     // step); with the carry-in state and bias and without (null); x and y one element off
-    // alignment (the element path).
+    // alignment (the element path); the eager first-tile loads (CONV_CL_EAGER), with the
+    // weights and bias one element off alignment too (their scalar loads beside vector x, y).
     KJIT_REQUIRE_DEVICE();
     Fixture f;
     KJIT_TEST_RANDOM_SEED(seed);
@@ -300,7 +306,17 @@ TEST_CASE("conv1d_cl is conv1d on the transposed tensors bit for bit") {
         {{"CONV_CL_STEPS", "8"}, {"CONV_CL_SEGS", "2"}, {"CONV_BLOCK", "64"}},
         {{"CONV_CL_STEPS", "4"}, {"CONV_CL_SEGS", "4"}, {"CONV_CL_CH", "8"}, {"CONV_BLOCK", "128"}},
         {{"CONV_CL_STEPS", "8"}, {"CONV_CL_SEGS", "2"}, {"CONV_CL_CH", "8"}, {"CONV_BLOCK", "32"}},
-        {{"CONV_CL_STEPS", "16"}, {"CONV_CL_CH", "8"}, {"CONV_BLOCK", "256"}}};
+        {{"CONV_CL_STEPS", "16"}, {"CONV_CL_CH", "8"}, {"CONV_BLOCK", "256"}},
+        {{"CONV_CL_STEPS", "2"}, {"CONV_CL_EAGER", "1"}, {"CONV_BLOCK", "64"}},
+        {{"CONV_CL_STEPS", "16"},
+         {"CONV_CL_SEGS", "2"},
+         {"CONV_CL_EAGER", "1"},
+         {"CONV_BLOCK", "32"}},
+        {{"CONV_CL_STEPS", "4"},
+         {"CONV_CL_SEGS", "2"},
+         {"CONV_CL_CH", "8"},
+         {"CONV_CL_EAGER", "1"},
+         {"CONV_BLOCK", "128"}}};
     for (const char* shape :
          {"b=2,c=64,t=1304", "b=3,c=5,t=37", "b=2,c=64,t=41", "b=2,c=67,t=64", "b=2,c=12,t=2",
           "b=1,c=256,t=8"})
@@ -322,13 +338,16 @@ TEST_CASE("conv1d_cl is conv1d on the transposed tensors bit for bit") {
                     carry ? std::vector<std::string>{} : std::vector<std::string>{"bias", "state_in"};
                 const auto want = run_offset(f.prepare("conv1d"), rows, in, 0, null);
                 for (const Defines& v : variants)
-                    for (bool misaligned : {false, true}) {
+                    for (const char* misaligned : {"", "all", "w, bias"}) {
                         INFO(dtype_name(d) << " " << shape << " " << defines_text(v)
-                                           << (misaligned ? " misaligned" : "")
+                                           << " misaligned: " << misaligned
                                            << (carry ? "" : " no carry-in, no bias"));
                         const CasePlan cl = plan_at("conv1d_cl", shape, d, v);
-                        const auto got = run_offset(f.prepare("conv1d_cl", v), cl, cl_in,
-                                                    misaligned ? es : 0, null);
+                        const std::string m = misaligned;
+                        const auto got = run_offset(
+                            f.prepare("conv1d_cl", v), cl, cl_in, m.empty() ? 0 : es, null,
+                            m == "all" ? std::vector<std::string>{}
+                                       : std::vector<std::string>{"w", "bias"});
                         REQUIRE(got.size() == 2);
                         const auto bytes = [](const std::vector<unsigned char>& u) {
                             return std::span(reinterpret_cast<const std::byte*>(u.data()),
