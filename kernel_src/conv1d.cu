@@ -557,8 +557,9 @@ conv1d_cl(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict_
                      (!CONV_CL_EAGER || !sb || aligned(state_in));
     const int ce = channels - c0 < E ? channels - c0 : E; // channels of this thread
     const auto vload = [](const T* q) { return *reinterpret_cast<const V*>(q); };
-    // The weights, the bias and the three steps before the first: one use at a time here, all
-    // at once below with CONV_CL_EAGER.
+    // The weights, the bias and the three steps before the first: one use at a time here; with
+    // CONV_CL_EAGER all at once below (the weights and bias still here where they are not
+    // aligned for vector loads).
     constexpr bool eager = CONV_CL_EAGER;
     // The E channels' 4 taps are 4 E consecutive weights: 4 vectors (and the bias one) where w
     // (and the bias) are aligned; loaded so with CONV_CL_EAGER.
