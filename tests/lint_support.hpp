@@ -7,7 +7,7 @@
 #include "lint/sources.hpp"
 #include "tests/support.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -5,7 +5,7 @@
 #include "jit/remote/redis_client.hpp"
 #include "tests/support.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

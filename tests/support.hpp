@@ -6,7 +6,7 @@
 #include "runtime/engine.hpp"
 #include "runtime/launch.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <sys/resource.h>
 #include <sys/wait.h>

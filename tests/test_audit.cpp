@@ -2,7 +2,7 @@
 #include "jit/hash.hpp"
 #include "tests/support.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 using namespace kjit;
 

@@ -9,7 +9,7 @@
 #include "tuning/sweep_plan.hpp"
 #include "tuning/sweep_spec.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -5,7 +5,7 @@
 #include "tuning/case_arms.hpp"
 #include "tuning/roofline.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <cmath>
 

@@ -4,7 +4,7 @@
 #include "jit/source_provider.hpp"
 #include "tests/support.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <signal.h>
 #include <grp.h>

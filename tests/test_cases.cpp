@@ -12,7 +12,7 @@
 #include "tuning/numeric.hpp"
 #include "tuning/selfcheck.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,6 +1,6 @@
 #include "tests/support.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <sys/wait.h>
 

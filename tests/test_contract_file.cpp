@@ -12,7 +12,7 @@
 #include "tuning/sweep_plan.hpp"
 #include "tuning/sweep_spec.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <algorithm>
 #include <filesystem>

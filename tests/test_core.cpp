@@ -6,7 +6,7 @@
 #include "core/warnings.hpp"
 #include "tests/support.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <sys/stat.h>
 

@@ -7,7 +7,7 @@
 #include "tuning/digest.hpp"
 #include "tuning/digest_run.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <bit>
 #include <cstring>

@@ -3,7 +3,7 @@
 #include "tests/flag_fixtures.hpp"
 #include "tests/support.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <fstream>
 #include <map>

@@ -4,7 +4,7 @@
 // sweep with no list edited, while kjit itself does not know it.
 #include "tests/support.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -7,7 +7,7 @@
 #include "tests/flag_fixtures.hpp"
 #include "tests/support.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <algorithm>
 #include <array>

@@ -8,7 +8,7 @@
 #include "tests/launch_kernels.hpp"
 #include "tests/support.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <atomic>
 #include <fstream>

@@ -3,7 +3,7 @@
 #include "jit/shape_file.hpp"
 #include "tests/support.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <algorithm>
 #include <fstream>

@@ -14,7 +14,7 @@
 #include "tuning/digest.hpp"
 #include "tuning/numeric.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <cmath>
 #include <algorithm>
@@ -70,11 +70,11 @@ std::vector<std::vector<unsigned char>> run_offset(const PreparedArm& arm, const
         owned.push_back(DeviceBuffer::from<std::byte>(padded));
         ptrs.push_back(owned.back().ptr() + o);
     }
-    const std::size_t first_out = owned.size();
+    const std::size_t first_out = owned.size(), out_off = shifted.empty() ? off : 0;
     for (std::size_t o : plan.outputs) {
         owned.emplace_back(plan.buffers[o].bytes() + 2 * 16);
         owned.back().fill_bytes(0xff);
-        ptrs.push_back(owned.back().ptr() + (shifted.empty() ? off : 0));
+        ptrs.push_back(owned.back().ptr() + out_off);
     }
     const Stream stream;
     enqueue_case(plan, arm.functions(plan), ptrs, stream.handle());
@@ -84,7 +84,7 @@ std::vector<std::vector<unsigned char>> run_offset(const PreparedArm& arm, const
         const DeviceBuffer& b = owned[first_out + k];
         std::vector<unsigned char> bytes(b.bytes());
         b.download(bytes.data(), bytes.size());
-        const auto from = bytes.begin() + static_cast<long>(off);
+        const auto from = bytes.begin() + static_cast<long>(out_off);
         got.emplace_back(from, from + static_cast<long>(plan.buffers[plan.outputs[k]].bytes()));
     }
     return got;

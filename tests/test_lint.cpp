@@ -7,7 +7,7 @@
 #include "lint/rules_text.hpp"
 #include "lint/scanner.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <sys/wait.h>
 

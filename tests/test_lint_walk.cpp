@@ -8,7 +8,7 @@
 #include "lint/preprocess.hpp"
 #include "lint/scanner.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <unistd.h>
 

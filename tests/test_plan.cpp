@@ -12,7 +12,7 @@
 #include "tests/launch_kernels.hpp"
 #include "tests/support.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <algorithm>
 #include <array>

@@ -11,7 +11,7 @@
 #include "jit/shape_check.hpp"
 #include "jit/source_choice.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <cstdlib>
 #include <fstream>

@@ -6,7 +6,7 @@
 #include "jit/source_provider.hpp"
 #include "tests/support.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

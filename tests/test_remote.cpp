@@ -7,7 +7,7 @@
 #include "jit/remote/remote_cache.hpp"
 #include "tests/remote_support.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

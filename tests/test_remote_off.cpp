@@ -5,7 +5,7 @@
 #include "jit/compile_cache.hpp"
 #include "tests/support.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 using namespace kjit;
 

@@ -12,7 +12,7 @@
 #include <functional>
 #include <sstream>
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 using namespace kjit;
 using kjit::test::launch_error;

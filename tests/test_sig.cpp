@@ -4,7 +4,7 @@
 
 #include "lint/verify.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 namespace {
 using kjit::test::contains;

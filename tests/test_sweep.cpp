@@ -3,7 +3,7 @@
 #include "tuning/sweep_plan.hpp"
 #include "tuning/sweep_runner.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <sys/wait.h>
 

@@ -10,7 +10,7 @@
 #include "tuning/sweep_plan.hpp"
 #include "tuning/tuned_record.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -8,7 +8,7 @@
 #include "tuning/sweep_judge.hpp"
 #include "tuning/sweep_report.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <cmath>
 

@@ -13,7 +13,7 @@
 #include "runtime/module.hpp"
 #include "tests/support.hpp"
 
-#include <doctest/doctest.h>
+#include "tests/doctest.hpp"
 
 #include <algorithm>
 #include <fstream>
