@@ -64,7 +64,7 @@
 // conv1d_cl: 1 issues every load of a thread's first tile (the tile, the three steps before it,
 // weights and bias, as vectors) before the first use; 0 loads the three steps and the weights
 // one use at a time and the tile after them. Same outputs either way.
-#define CONV_CL_EAGER 0
+#define CONV_CL_EAGER 1
 #endif
 #ifndef CONV_FLAT
 // 1: where the rows are whole aligned chunks, segments are cut from the rows laid end to end

@@ -121,11 +121,12 @@ KernelContract conv1d_cl_contract() {
     c.name = "conv1d_cl";
     c.source = "conv1d"; // one chain of FMAs for every layout
     c.defines = {{"CONV_CL_STEPS", "16"}, {"CONV_CL_SEGS", "1"}, {"CONV_CL_CH", "4"},
-                 {"CONV_CL_EAGER", "0"},  {"CONV_BLOCK", "64"},  {"CONV_SILU", "1"}};
-    // The eager first-tile loads (kernel_src/conv1d.cu) checked too, on a whole-vector shape
-    // with partial tiles and on the sweep's shape.
+                 {"CONV_CL_EAGER", "1"},  {"CONV_BLOCK", "64"},  {"CONV_SILU", "1"}};
+    // The first tile's loads one use at a time (CONV_CL_EAGER=0, kernel_src/conv1d.cu), which
+    // tuned entries may pick, checked too, on a whole-vector shape with partial tiles and on the
+    // sweep's shape.
     for (const char* shape : {"b=8,c=4096,t=1300", "b=2,c=64,t=37"})
-        c.check_shapes.push_back({shape, {}, {"CONV_CL_EAGER=1"}});
+        c.check_shapes.push_back({shape, {}, {"CONV_CL_EAGER=0"}});
     // A thread per CONV_CL_CH channels and CONV_CL_SEGS tiles of CONV_CL_STEPS steps; a step's
     // index is 32-bit in the kernel.
     c.preconditions = {{"t <= 2147483647 - CONV_CL_STEPS * CONV_CL_SEGS",

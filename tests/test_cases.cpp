@@ -180,7 +180,7 @@ TEST_CASE("the conv1d_cl contract is conv1d channel-last from conv1d's source") 
     const KernelContract& kc = kernel_contract("conv1d_cl");
     CHECK(kc.source_name() == "conv1d");
     CHECK(defines_text(kc.defines) ==
-          "CONV_BLOCK=64 CONV_CL_CH=4 CONV_CL_EAGER=0 CONV_CL_SEGS=1 CONV_CL_STEPS=16 CONV_SILU=1");
+          "CONV_BLOCK=64 CONV_CL_CH=4 CONV_CL_EAGER=1 CONV_CL_SEGS=1 CONV_CL_STEPS=16 CONV_SILU=1");
     const CasePlan f = plan_at("conv1d_cl", "b=8,c=4096,t=1300", DType::f32);
     CHECK(f.entry() == "conv1d_cl_f32");
     CHECK(names(f, f.inputs) == std::vector<std::string>{"x", "w", "bias", "state_in"});

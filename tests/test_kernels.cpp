@@ -293,20 +293,35 @@ TEST_CASE("conv1d_cl is conv1d on the transposed tensors bit for bit") {
     // vectors); several tiles a thread, the next one loaded ahead where it is whole (c = 64,
     // t = 41 at 4 x 4 steps: a last span of two whole tiles, the second loaded ahead, then one
     // step); with the carry-in state and bias and without (null); x and y one element off
-    // alignment (the element path); the eager first-tile loads (CONV_CL_EAGER), with the
-    // weights and bias one element off alignment too (their scalar loads beside vector x, y).
+    // alignment (the element path); the first tile's loads one use at a time (CONV_CL_EAGER=0,
+    // the first eight variants) and all at once (the last three), with the weights and bias one
+    // element off alignment too (their scalar loads beside vector x, y).
     KJIT_REQUIRE_DEVICE();
     Fixture f;
     KJIT_TEST_RANDOM_SEED(seed);
     const std::vector<Defines> variants = {
-        {{"CONV_CL_STEPS", "8"}, {"CONV_BLOCK", "64"}},
-        {{"CONV_CL_STEPS", "4"}, {"CONV_BLOCK", "256"}},
-        {{"CONV_CL_STEPS", "16"}, {"CONV_BLOCK", "128"}},
-        {{"CONV_CL_STEPS", "32"}, {"CONV_BLOCK", "32"}},
-        {{"CONV_CL_STEPS", "8"}, {"CONV_CL_SEGS", "2"}, {"CONV_BLOCK", "64"}},
-        {{"CONV_CL_STEPS", "4"}, {"CONV_CL_SEGS", "4"}, {"CONV_CL_CH", "8"}, {"CONV_BLOCK", "128"}},
-        {{"CONV_CL_STEPS", "8"}, {"CONV_CL_SEGS", "2"}, {"CONV_CL_CH", "8"}, {"CONV_BLOCK", "32"}},
-        {{"CONV_CL_STEPS", "16"}, {"CONV_CL_CH", "8"}, {"CONV_BLOCK", "256"}},
+        {{"CONV_CL_STEPS", "8"}, {"CONV_CL_EAGER", "0"}, {"CONV_BLOCK", "64"}},
+        {{"CONV_CL_STEPS", "4"}, {"CONV_CL_EAGER", "0"}, {"CONV_BLOCK", "256"}},
+        {{"CONV_CL_STEPS", "16"}, {"CONV_CL_EAGER", "0"}, {"CONV_BLOCK", "128"}},
+        {{"CONV_CL_STEPS", "32"}, {"CONV_CL_EAGER", "0"}, {"CONV_BLOCK", "32"}},
+        {{"CONV_CL_STEPS", "8"},
+         {"CONV_CL_SEGS", "2"},
+         {"CONV_CL_EAGER", "0"},
+         {"CONV_BLOCK", "64"}},
+        {{"CONV_CL_STEPS", "4"},
+         {"CONV_CL_SEGS", "4"},
+         {"CONV_CL_CH", "8"},
+         {"CONV_CL_EAGER", "0"},
+         {"CONV_BLOCK", "128"}},
+        {{"CONV_CL_STEPS", "8"},
+         {"CONV_CL_SEGS", "2"},
+         {"CONV_CL_CH", "8"},
+         {"CONV_CL_EAGER", "0"},
+         {"CONV_BLOCK", "32"}},
+        {{"CONV_CL_STEPS", "16"},
+         {"CONV_CL_CH", "8"},
+         {"CONV_CL_EAGER", "0"},
+         {"CONV_BLOCK", "256"}},
         {{"CONV_CL_STEPS", "2"}, {"CONV_CL_EAGER", "1"}, {"CONV_BLOCK", "64"}},
         {{"CONV_CL_STEPS", "16"},
          {"CONV_CL_SEGS", "2"},
