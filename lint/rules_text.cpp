@@ -100,11 +100,11 @@ void lint_continuations(const SourceFile& file, const ScannedSource& scanned,
     }
     // The continuation lost on a body's last line, seen from the line after the body: it is
     // indented deeper than the body's last line and the body stops mid-statement, or it is
-    // indented as the body (deeper than the #define and than the namespace's other code,
-    // before it or after), outside any function or class body, and reads one of the macro's
-    // parameters, which only the macro can mean there; a one-line #define counts only with an empty
-    // body (its first '\\' lost). Inside a function, code after a local macro reads the function's
-    // own names, often the same ones.
+    // indented as the body (deeper than the #define and than the code of the namespace before
+    // it), outside any function or class body, and reads one of the macro's parameters, which
+    // only the macro can mean there; a one-line #define counts only with an empty body (its
+    // first '\\' lost). Inside a function, code after a local macro reads the function's own
+    // names, often the same ones.
     for (const auto& d : scanned.directives) {
         if (d.name != "define" || d.end_line >= static_cast<int>(lines.size()))
             continue;
@@ -139,8 +139,7 @@ void lint_continuations(const SourceFile& file, const ScannedSource& scanned,
             indent(lines[static_cast<std::size_t>(d.line - 1)].text);
         const std::size_t last_char = last.text.find_last_not_of(" \t\f\v");
         const bool whole_body_lost = d.end_line == d.line && def->second.body.empty();
-        // Inside a namespace whose code is indented (before the macro or after this line), that
-        // indentation is the namespace's.
+        // Inside a namespace whose code is indented, that indentation is the namespace's.
         if (d.scope > 0 || (d.end_line == d.line && !whole_body_lost) ||
             first <= directive_indent || static_cast<int>(first) <= d.block_indent ||
             first < indent(last.text) ||

@@ -68,14 +68,11 @@ class Lexer {
         out.bom = text_.starts_with(kBom);
         bool line_start = true;
         bool in_directive = false, want_name = false, spaced = false;
-        // The code's open braces, each for a namespace or `extern "C"` block its index in
-        // `blocks` (the line and indentation of each line that starts in it, not in a nested
-        // body) and kBody for any other; the directives in such a block; the tokens of the
-        // statement so far.
-        constexpr int kBody = -1;
+        // The code's open braces, each for a namespace or `extern "C"` block the indentation of
+        // its code so far (-1 before its first line) and kBody for any other, and the tokens of
+        // the statement so far.
+        constexpr int kBody = -2;
         std::vector<int> braces;
-        std::vector<std::vector<std::pair<int, int>>> blocks;
-        std::vector<std::pair<std::size_t, int>> in_block; // directive, block
         std::vector<std::string> statement;
         while (p_ < l_.size()) {
             const char c = l_[p_].c;
@@ -117,7 +114,7 @@ class Lexer {
                 d.end_line = d.line;
                 d.scope = static_cast<int>(std::count(braces.begin(), braces.end(), kBody));
                 if (d.scope == 0 && !braces.empty())
-                    in_block.emplace_back(out.directives.size(), braces.back());
+                    d.block_indent = braces.back();
                 out.directives.push_back(std::move(d));
                 in_directive = want_name = true;
                 line_start = false;
@@ -134,9 +131,10 @@ class Lexer {
             tok.spaced = spaced;
             spaced = false;
             if (!in_directive) {
-                if (starts_line && tok.text != "}" && !braces.empty() && braces.back() != kBody)
-                    blocks[static_cast<std::size_t>(braces.back())].emplace_back(tok.line,
-                                                                                 tok.column - 1);
+                if (starts_line && tok.text != "}" && !braces.empty() && braces.back() != kBody) {
+                    int& indent = braces.back();
+                    indent = indent < 0 ? tok.column - 1 : std::min(indent, tok.column - 1);
+                }
                 if (tok.text == "{") {
                     // `extern "C" {` opens a block; `extern "C" __global__ void k() {` a body.
                     const bool block =
@@ -145,9 +143,7 @@ class Lexer {
                                                 statement[1].starts_with('"')) ||
                                                (statement[0] == "inline" && statement.size() > 1 &&
                                                 statement[1] == "namespace"));
-                    braces.push_back(block ? static_cast<int>(blocks.size()) : kBody);
-                    if (block)
-                        blocks.emplace_back();
+                    braces.push_back(block ? -1 : kBody);
                     statement.clear();
                 } else if (tok.text == "}" || tok.text == ";") {
                     if (tok.text == "}" && !braces.empty())
@@ -170,12 +166,6 @@ class Lexer {
         }
         if (in_directive)
             out.directives.back().end_line = l_.empty() ? 1 : l_.back().line;
-        for (const auto& [i, block] : in_block) {
-            Directive& d = out.directives[i];
-            for (const auto& [line, indent] : blocks[static_cast<std::size_t>(block)])
-                if (line != d.end_line + 1)
-                    d.block_indent = d.block_indent < 0 ? indent : std::min(d.block_indent, indent);
-        }
         return out;
     }
 

@@ -28,9 +28,8 @@ struct Directive {
     /// than 0 inside a function or class body.
     int scope = 0;
     /// Outside any function or class body, inside a namespace or `extern "C"` block: the
-    /// indentation of that block's code (the least column before a token that starts a line
-    /// directly in the block, before or after the directive), the line right after the
-    /// directive aside; -1 at file scope or where the block has no other such line.
+    /// indentation of that block's code before it (the least column before a token that starts
+    /// a line directly in the block); -1 at file scope or where no such line came yet.
     int block_indent = -1;
     std::vector<PpToken> args;
 };

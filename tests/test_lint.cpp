@@ -343,15 +343,6 @@ TEST_SUITE("lint") {
                         "        (x) += 1\n}\n");
         REQUIRE(f.size() == 1);
         CHECK(f[0].line == 5);
-        // The namespace's code may come only after the macro: a line indented as that code is
-        // still the namespace's, however deep the code sits; the lost body, deeper, is not.
-        CHECK(lint_string("namespace n {\n#define SQ(x) \\\n    ((x) * (x))\n"
-                          "    int g(int x) { return SQ(x); }\n    int h(int y);\n}\n")
-                  .empty());
-        f = lint_string("namespace n {\n#define SQ(x) \\\n        (x) *= (x);\n"
-                        "        (x) += 1\n    int h(int y);\n}\n");
-        REQUIRE(f.size() == 1);
-        CHECK(f[0].line == 4);
         CHECK(lint_string("    #define AT(i) data[(i)]\n    x = AT(i);\n    y = i;\n").empty());
         CHECK(lint_string("#define ONE \\\n    1\n    int i = ONE;\n").empty());
         CHECK(lint_string("#define UNUSED(x)\n    // x is unused\nint y;\n").empty());
