@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <set>
 #include <string_view>
 
@@ -68,6 +69,64 @@ bool ends_mid_statement(const std::vector<std::string>& body) {
     return false;
 }
 
+// The names a line declares when it opens a declaration: the parameters of a function head
+// (`__device__ float f(float x) {`, the list's end on this line or a later one) or of a
+// template (`template <typename T, int N>`). A line after a #define that declares a name it
+// shares with the macro's parameters is code of its own, not the macro's lost body.
+std::set<std::string> declared_names(const std::vector<std::string>& tokens) {
+    static const std::set<std::string_view> not_a_name = {
+        "return", "case",   "throw",   "else",      "do",       "new",      "delete",
+        "sizeof", "typeid", "alignof", "co_return", "co_yield", "co_await", "goto"};
+    auto word = [&](std::size_t i) {
+        return is_identifier(tokens[i]) && !not_a_name.contains(tokens[i]);
+    };
+    std::size_t open = 0;
+    std::string_view close;
+    if (tokens.size() > 1 && tokens[0] == "template" && tokens[1] == "<") {
+        open = 1;
+        close = ">";
+    } else {
+        // A function head: `type name (` before any '=', and not a declaration that ends here.
+        if (tokens.empty() || tokens.back() == ";")
+            return {};
+        for (std::size_t i = 2; i < tokens.size() && tokens[i - 1] != "=" && open == 0; ++i)
+            if (tokens[i] == "(" && word(i - 1) &&
+                (word(i - 2) || tokens[i - 2] == "*" || tokens[i - 2] == "&" ||
+                 tokens[i - 2] == ">" || tokens[i - 2] == "::"))
+                open = i;
+        if (open == 0)
+            return {};
+        close = ")";
+    }
+    // The names at the list's own depth that come right before ',', '=', '[' or its end.
+    std::set<std::string> out;
+    const std::string_view opener = tokens[open];
+    int depth = 0;
+    for (std::size_t i = open; i < tokens.size(); ++i) {
+        const std::string& t = tokens[i];
+        if (t == opener || t == "(" || t == "[" || t == "{" || (close == ">" && t == "<")) {
+            ++depth;
+        } else if (t == close || t == ")" || t == "]" || t == "}" || (close == ">" && t == ">")) {
+            if (depth == 1 && t == close && i > open + 1 && word(i - 1))
+                out.insert(tokens[i - 1]);
+            if (--depth == 0)
+                break;
+        } else if (depth == 1 && (t == "," || t == "=" || t == "[") && i > open + 1 &&
+                   word(i - 1)) {
+            out.insert(tokens[i - 1]);
+        }
+    }
+    // A name is declared after a type or declarator, not alone: `f(x)` calls, it declares none.
+    std::erase_if(out, [&](const std::string& n) {
+        for (std::size_t i = open + 1; i < tokens.size(); ++i)
+            if (tokens[i] == n)
+                return !(word(i - 1) || tokens[i - 1] == "*" || tokens[i - 1] == "&" ||
+                         tokens[i - 1] == ">" || tokens[i - 1] == "...");
+        return true;
+    });
+    return out;
+}
+
 bool in_comment(const ScannedSource& s, std::size_t offset) {
     auto it = std::upper_bound(s.comments.begin(), s.comments.end(), offset,
                                [](std::size_t o, const auto& range) { return o < range.first; });
@@ -100,11 +159,11 @@ void lint_continuations(const SourceFile& file, const ScannedSource& scanned,
     }
     // The continuation lost on a body's last line, seen from the line after the body: it is
     // indented deeper than the body's last line and the body stops mid-statement, or it is
-    // indented as the body (deeper than the #define and than the code of the namespace before
-    // it), outside any function or class body, and reads one of the macro's parameters, which
-    // only the macro can mean there; a one-line #define counts only with an empty body (its
-    // first '\\' lost). Inside a function, code after a local macro reads the function's own
-    // names, often the same ones.
+    // indented as the body (deeper than the #define and than the namespace's other code),
+    // outside any function or class body, and reads one of the macro's parameters, which only
+    // the macro can mean there (a function or template head declaring the name is not such a
+    // read); a one-line #define counts only with an empty body (its first '\\' lost). Inside a
+    // function, code after a local macro reads the function's own names, often the same ones.
     for (const auto& d : scanned.directives) {
         if (d.name != "define" || d.end_line >= static_cast<int>(lines.size()))
             continue;
@@ -145,8 +204,11 @@ void lint_continuations(const SourceFile& file, const ScannedSource& scanned,
             first < indent(last.text) ||
             (last_char != std::string_view::npos && last.text[last_char] == '\\'))
             continue;
-        const auto& params = def->second.params;
         const auto tokens = tokenize(rest);
+        const auto declared = declared_names(tokens);
+        std::vector<std::string> params;
+        std::ranges::copy_if(def->second.params, std::back_inserter(params),
+                             [&](const std::string& p) { return !declared.contains(p); });
         const auto read =
             std::find_first_of(tokens.begin(), tokens.end(), params.begin(), params.end());
         if (read == tokens.end())

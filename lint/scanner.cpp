@@ -68,17 +68,23 @@ class Lexer {
         out.bom = text_.starts_with(kBom);
         bool line_start = true;
         bool in_directive = false, want_name = false, spaced = false;
-        // The code's open braces, each for a namespace or `extern "C"` block the indentation of
-        // its code so far (-1 before its first line) and kBody for any other, and the tokens of
-        // the statement so far.
-        constexpr int kBody = -2;
-        std::vector<int> braces;
+        // The code's open braces, each for a namespace or `extern "C"` block its index in
+        // `indents` (the least indentation of its code, -1 before its first line) and kBody for
+        // any other; the directives directly in such a block, with its index; the line after the
+        // last #define's body; the tokens of the statement so far.
+        constexpr int kBody = -1;
+        std::vector<int> braces, indents;
+        std::vector<std::pair<std::size_t, int>> in_block;
+        int after_define = 0;
         std::vector<std::string> statement;
         while (p_ < l_.size()) {
             const char c = l_[p_].c;
             if (c == '\n') {
-                if (in_directive)
+                if (in_directive) {
                     out.directives.back().end_line = l_[p_].line;
+                    if (out.directives.back().name == "define")
+                        after_define = l_[p_].line + 1;
+                }
                 in_directive = false;
                 line_start = true;
                 ++p_;
@@ -114,7 +120,7 @@ class Lexer {
                 d.end_line = d.line;
                 d.scope = static_cast<int>(std::count(braces.begin(), braces.end(), kBody));
                 if (d.scope == 0 && !braces.empty())
-                    d.block_indent = braces.back();
+                    in_block.emplace_back(out.directives.size(), braces.back());
                 out.directives.push_back(std::move(d));
                 in_directive = want_name = true;
                 line_start = false;
@@ -131,8 +137,9 @@ class Lexer {
             tok.spaced = spaced;
             spaced = false;
             if (!in_directive) {
-                if (starts_line && tok.text != "}" && !braces.empty() && braces.back() != kBody) {
-                    int& indent = braces.back();
+                if (starts_line && tok.text != "}" && tok.line != after_define && !braces.empty() &&
+                    braces.back() != kBody) {
+                    int& indent = indents[static_cast<std::size_t>(braces.back())];
                     indent = indent < 0 ? tok.column - 1 : std::min(indent, tok.column - 1);
                 }
                 if (tok.text == "{") {
@@ -143,7 +150,9 @@ class Lexer {
                                                 statement[1].starts_with('"')) ||
                                                (statement[0] == "inline" && statement.size() > 1 &&
                                                 statement[1] == "namespace"));
-                    braces.push_back(block ? -1 : kBody);
+                    braces.push_back(block ? static_cast<int>(indents.size()) : kBody);
+                    if (block)
+                        indents.push_back(-1);
                     statement.clear();
                 } else if (tok.text == "}" || tok.text == ";") {
                     if (tok.text == "}" && !braces.empty())
@@ -166,6 +175,8 @@ class Lexer {
         }
         if (in_directive)
             out.directives.back().end_line = l_.empty() ? 1 : l_.back().line;
+        for (const auto& [directive, block] : in_block)
+            out.directives[directive].block_indent = indents[static_cast<std::size_t>(block)];
         return out;
     }
 

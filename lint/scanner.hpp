@@ -28,8 +28,10 @@ struct Directive {
     /// than 0 inside a function or class body.
     int scope = 0;
     /// Outside any function or class body, inside a namespace or `extern "C"` block: the
-    /// indentation of that block's code before it (the least column before a token that starts
-    /// a line directly in the block); -1 at file scope or where no such line came yet.
+    /// indentation of that block's code, before the directive and after it (the least column
+    /// before a token that starts a line directly in the block, the line after a #define's body
+    /// left out: a lost continuation makes it the body's); -1 at file scope or where the block
+    /// has no such line.
     int block_indent = -1;
     std::vector<PpToken> args;
 };
