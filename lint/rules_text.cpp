@@ -69,61 +69,78 @@ bool ends_mid_statement(const std::vector<std::string>& body) {
     return false;
 }
 
-// The names a line declares when it opens a declaration: the parameters of a function head
-// (`__device__ float f(float x) {`, the list's end on this line or a later one) or of a
-// template (`template <typename T, int N>`). A line after a #define that declares a name it
-// shares with the macro's parameters is code of its own, not the macro's lost body.
-std::set<std::string> declared_names(const std::vector<std::string>& tokens) {
+// The names a line declares as parameters: those of a template head (`template <typename T>`)
+// and of the function head after it or alone (`__device__ float f(float x) {`, a prototype, or
+// a list that goes on past the line). A line after a #define that declares a name it shares
+// with the macro's parameters is code of its own, not the macro's lost body. A name counts as
+// declared after a type or a declarator (`float x`, `const T* x`, `F&& f`), not alone (`f(x)`,
+// `g(*p)` read theirs).
+std::set<std::string> declared_names(const std::vector<std::string>& line) {
     static const std::set<std::string_view> not_a_name = {
         "return", "case",   "throw",   "else",      "do",       "new",      "delete",
         "sizeof", "typeid", "alignof", "co_return", "co_yield", "co_await", "goto"};
+    static const std::set<std::string_view> attribute = {"__launch_bounds__", "__align__",
+                                                         "alignas", "__attribute__", "__declspec"};
+    static const std::set<std::string_view> qualifier = {
+        "*", "&", "&&", "const", "volatile", "__restrict__", "restrict"};
+    // The line without attributes and their parenthesized arguments.
+    std::vector<std::string> tokens;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        if (attribute.contains(line[i]) && i + 1 < line.size() && line[i + 1] == "(") {
+            for (int depth = 0; ++i < line.size();) {
+                depth += line[i] == "(" ? 1 : line[i] == ")" ? -1 : 0;
+                if (depth == 0)
+                    break;
+            }
+            continue;
+        }
+        tokens.push_back(line[i]);
+    }
     auto word = [&](std::size_t i) {
         return is_identifier(tokens[i]) && !not_a_name.contains(tokens[i]);
     };
-    std::size_t open = 0;
-    std::string_view close;
-    if (tokens.size() > 1 && tokens[0] == "template" && tokens[1] == "<") {
-        open = 1;
-        close = ">";
-    } else {
-        // A function head: `type name (` before any '=', and not a declaration that ends here.
-        if (tokens.empty() || tokens.back() == ";")
-            return {};
-        for (std::size_t i = 2; i < tokens.size() && tokens[i - 1] != "=" && open == 0; ++i)
-            if (tokens[i] == "(" && word(i - 1) &&
-                (word(i - 2) || tokens[i - 2] == "*" || tokens[i - 2] == "&" ||
-                 tokens[i - 2] == ">" || tokens[i - 2] == "::"))
-                open = i;
-        if (open == 0)
-            return {};
-        close = ")";
-    }
-    // The names at the list's own depth that come right before ',', '=', '[' or its end.
     std::set<std::string> out;
-    const std::string_view opener = tokens[open];
-    int depth = 0;
-    for (std::size_t i = open; i < tokens.size(); ++i) {
-        const std::string& t = tokens[i];
-        if (t == opener || t == "(" || t == "[" || t == "{" || (close == ">" && t == "<")) {
-            ++depth;
-        } else if (t == close || t == ")" || t == "]" || t == "}" || (close == ">" && t == ">")) {
-            if (depth == 1 && t == close && i > open + 1 && word(i - 1))
+    // The list opened at tokens[open]: the names at its own depth right before ',', '=', '['
+    // or its end that follow a type or declarator. Returns the index after its end.
+    auto list = [&](std::size_t open, bool angle) {
+        auto declares = [&](std::size_t i) {
+            if (!word(i))
+                return false;
+            std::size_t j = i - 1;
+            while (j > open && qualifier.contains(tokens[j]))
+                --j;
+            return j > open && (word(j) || tokens[j] == ">" || tokens[j] == "...");
+        };
+        int depth = 0;
+        for (std::size_t i = open; i < tokens.size(); ++i) {
+            const std::string& t = tokens[i];
+            const int closes = t == ")" || t == "]" || t == "}" || (angle && t == ">") ? 1
+                               : angle && t == ">>"                                    ? 2
+                                                                                       : 0;
+            if (t == "(" || t == "[" || t == "{" || (angle && t == "<")) {
+                ++depth;
+            } else if (closes > 0) {
+                if (depth == 1 && declares(i - 1))
+                    out.insert(tokens[i - 1]);
+                if ((depth -= closes) <= 0)
+                    return i + 1;
+            } else if (depth == 1 && (t == "," || t == "=" || t == "[") && declares(i - 1)) {
                 out.insert(tokens[i - 1]);
-            if (--depth == 0)
-                break;
-        } else if (depth == 1 && (t == "," || t == "=" || t == "[") && i > open + 1 &&
-                   word(i - 1)) {
-            out.insert(tokens[i - 1]);
+            }
         }
-    }
-    // A name is declared after a type or declarator, not alone: `f(x)` calls, it declares none.
-    std::erase_if(out, [&](const std::string& n) {
-        for (std::size_t i = open + 1; i < tokens.size(); ++i)
-            if (tokens[i] == n)
-                return !(word(i - 1) || tokens[i - 1] == "*" || tokens[i - 1] == "&" ||
-                         tokens[i - 1] == ">" || tokens[i - 1] == "...");
-        return true;
-    });
+        return tokens.size();
+    };
+    std::size_t from = 0;
+    if (tokens.size() > 1 && tokens[0] == "template" && tokens[1] == "<")
+        from = list(1, true);
+    // A function head: `type name (`, before any '='.
+    for (std::size_t i = from + 2; i < tokens.size() && tokens[i - 1] != "="; ++i)
+        if (tokens[i] == "(" && word(i - 1) &&
+            (word(i - 2) || qualifier.contains(tokens[i - 2]) || tokens[i - 2] == ">" ||
+             tokens[i - 2] == "::")) {
+            list(i, false);
+            break;
+        }
     return out;
 }
 

@@ -59,6 +59,19 @@ std::vector<LChar> logical(std::string_view t) {
     return out;
 }
 
+// A #define whose next line the continuation check (KJ001) questions: a body over several
+// lines, or a function-like macro's empty one (its first '\\' lost).
+bool questioned(const Directive& d) {
+    if (d.name != "define")
+        return false;
+    if (d.end_line > d.line)
+        return true;
+    const auto& a = d.args;
+    return a.size() > 2 && a[1].text == "(" && !a[1].spaced &&
+           std::find_if(a.begin() + 2, a.end(), [](const PpToken& t) { return t.text == ")"; }) ==
+               a.end() - 1;
+}
+
 class Lexer {
   public:
     explicit Lexer(std::string_view text) : text_(text), l_(logical(text)) {}
@@ -70,20 +83,21 @@ class Lexer {
         bool in_directive = false, want_name = false, spaced = false;
         // The code's open braces, each for a namespace or `extern "C"` block its index in
         // `indents` (the least indentation of its code, -1 before its first line) and kBody for
-        // any other; the directives directly in such a block, with its index; the line after the
-        // last #define's body; the tokens of the statement so far.
+        // any other; the directives directly in such a block, with its index; the last line of a
+        // questioned #define or of the lines of code that follow it without a break (a blank
+        // line, a comment or a directive); the tokens of the statement so far.
         constexpr int kBody = -1;
         std::vector<int> braces, indents;
         std::vector<std::pair<std::size_t, int>> in_block;
-        int after_define = 0;
+        int after_define = -1;
         std::vector<std::string> statement;
         while (p_ < l_.size()) {
             const char c = l_[p_].c;
             if (c == '\n') {
                 if (in_directive) {
                     out.directives.back().end_line = l_[p_].line;
-                    if (out.directives.back().name == "define")
-                        after_define = l_[p_].line + 1;
+                    if (questioned(out.directives.back()))
+                        after_define = l_[p_].line;
                 }
                 in_directive = false;
                 line_start = true;
@@ -137,7 +151,10 @@ class Lexer {
             tok.spaced = spaced;
             spaced = false;
             if (!in_directive) {
-                if (starts_line && tok.text != "}" && tok.line != after_define && !braces.empty() &&
+                const bool after = starts_line && tok.line == after_define + 1;
+                if (after)
+                    after_define = tok.line;
+                if (starts_line && tok.text != "}" && !after && !braces.empty() &&
                     braces.back() != kBody) {
                     int& indent = indents[static_cast<std::size_t>(braces.back())];
                     indent = indent < 0 ? tok.column - 1 : std::min(indent, tok.column - 1);

@@ -29,9 +29,10 @@ struct Directive {
     int scope = 0;
     /// Outside any function or class body, inside a namespace or `extern "C"` block: the
     /// indentation of that block's code, before the directive and after it (the least column
-    /// before a token that starts a line directly in the block, the line after a #define's body
-    /// left out: a lost continuation makes it the body's); -1 at file scope or where the block
-    /// has no such line.
+    /// before a token that starts a line directly in the block); -1 at file scope or where the
+    /// block has no such line. The lines right after a #define body that may have lost its last
+    /// continuation (several lines, or a function-like macro's empty body) do not count, up to
+    /// a blank line, a comment or a directive: a lost '\\' would make them the body's.
     int block_indent = -1;
     std::vector<PpToken> args;
 };

@@ -343,40 +343,61 @@ TEST_SUITE("lint") {
                         "        (x) += 1\n}\n");
         REQUIRE(f.size() == 1);
         CHECK(f[0].line == 5);
-        // The namespace's code after the macro counts as well, the line after each body aside:
-        // two macros cut the same way in one namespace are both found.
+        // The namespace's code after the macro counts as well, past a break: the lines right
+        // after a body, up to a blank line, a comment or a directive, may be the lost body.
         CHECK(lint_string("namespace n {\n#define SQ(x) \\\n    ((x) * (x))\n    float y = SQ(x);\n"
-                          "    int g();\n}\n")
+                          "\n    int g();\n}\n")
                   .empty());
+        f = lint_string("namespace n {\n#define SQ(x) \\\n    ((x) * (x))\n    float y = SQ(x);\n"
+                        "    int g();\n}\n");
+        REQUIRE(f.size() == 1);
+        CHECK(f[0].line == 4);
+        f = lint_string("namespace n {\n#define ACC(i) \\\n    acc += a[i]; \\\n    acc += b[i];\n"
+                        "    acc += c[i];\n    acc += d[i];\n}\n");
+        REQUIRE(f.size() == 1);
+        CHECK(f[0].line == 5);
+        // Two macros cut the same way in one namespace are both found.
         f = lint_string("namespace n {\n#define A(i) \\\n    acc += a[i]; \\\n    acc += b[i];\n"
                         "    acc += c[i];\n#define B(j) \\\n    acc += a[j]; \\\n"
                         "    acc += b[j];\n    acc += c[j];\n}\n");
         REQUIRE(f.size() == 2);
         CHECK(f[0].line == 5);
         CHECK(f[1].line == 9);
+        // The line after a one-line #define with a body is the namespace's code.
+        CHECK(lint_string("namespace n {\n#define TILE 16\n    constexpr int kTile = TILE;\n"
+                          "#define SQ(x) \\\n    ((x) * (x))\n"
+                          "    __global__ void k(float* y) { y[0] = SQ(y[1]) + x; }\n}\n")
+                  .empty());
         // A function or template head declares the name it shares with the macro: the
         // namespace's own code, though it is the only code there.
-        CHECK(lint_string("namespace n {\n#define SQ(x) \\\n    ((x) * (x))\n"
-                          "    __device__ float g(float x) { return SQ(x); }\n}\n")
-                  .empty());
-        CHECK(
-            lint_string("namespace n {\n#define SQ(x) \\\n    ((x) * (x))\n"
-                        "    __device__ float g(const float* p,\n                       int x) {\n"
-                        "        return SQ(p[x]);\n    }\n}\n")
-                .empty());
+        for (const char* head :
+             {"    __device__ float g(float x) { return SQ(x); }\n",
+              "    __device__ float g(float x);\n",
+              "    __device__ float g(const float* p,\n                       int x) {\n"
+              "        return SQ(p[x]);\n    }\n",
+              "    __global__ void __launch_bounds__(256) k(float* x) { x[0] = SQ(x[1]); }\n",
+              "    template <typename T> __device__ T sq(T x) { return SQ(x); }\n",
+              "    template <typename F> __device__ void run(F&& x) { x(); }\n",
+              "    template <typename A = v<v<float>>, typename x = float> __device__ x g();\n"}) {
+            CAPTURE(head);
+            CHECK(lint_string(std::string("namespace n {\n#define SQ(x) \\\n    ((x) * (x))\n") +
+                              head + "}\n")
+                      .empty());
+        }
         CHECK(lint_string("namespace n {\n#define LOAD(T, p) \\\n    (*(const T*)(p))\n"
                           "    template <typename T>\n    __device__ T load(const T* p) {\n"
                           "        return LOAD(T, p);\n    }\n}\n")
                   .empty());
-        // A call or an assignment reads the name: still the lost body.
-        f = lint_string("namespace n {\n#define ST(x) \\\n    out[0] = (x); \\\n"
-                        "    out[1] = (x);\n    out[2] = f(x);\n}\n");
-        REQUIRE(f.size() == 1);
-        CHECK(f[0].line == 5);
-        f = lint_string("namespace n {\n#define ST(x) \\\n    out[0] = (x); \\\n"
-                        "    out[1] = (x);\n    g(x) = 2;\n}\n");
-        REQUIRE(f.size() == 1);
-        CHECK(f[0].line == 5);
+        // A call, an assignment or a name under '*' reads the name: still the lost body.
+        for (const char* lost : {"    out[2] = f(x);\n", "    g(x) = 2;\n", "    float v(*x)\n",
+                                 "    const float w(x);\n"}) {
+            CAPTURE(lost);
+            f = lint_string(std::string("namespace n {\n#define ST(x) \\\n    out[0] = (x); \\\n"
+                                        "    out[1] = (x);\n") +
+                            lost + "}\n");
+            REQUIRE(f.size() == 1);
+            CHECK(f[0].line == 5);
+        }
         CHECK(lint_string("    #define AT(i) data[(i)]\n    x = AT(i);\n    y = i;\n").empty());
         CHECK(lint_string("#define ONE \\\n    1\n    int i = ONE;\n").empty());
         CHECK(lint_string("#define UNUSED(x)\n    // x is unused\nint y;\n").empty());
