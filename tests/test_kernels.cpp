@@ -56,6 +56,12 @@ std::vector<std::vector<unsigned char>> run_offset(const PreparedArm& arm, const
     const auto named = [](const std::vector<std::string>& names, const std::string& name) {
         return std::find(names.begin(), names.end(), name) != names.end();
     };
+    // A name that is no input (misspelt, or an output's) would leave the test testing nothing.
+    for (const auto* names : {&null, &shifted})
+        for (const std::string& n : *names)
+            REQUIRE_MESSAGE(std::any_of(plan.inputs.begin(), plan.inputs.end(),
+                                        [&](std::size_t i) { return plan.buffers[i].name == n; }),
+                            n << " is not an input of the case");
     std::vector<DeviceBuffer> owned;
     std::vector<CUdeviceptr> ptrs;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
