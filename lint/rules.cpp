@@ -9,7 +9,7 @@ const std::vector<Rule> kRules = {
      "broken macro continuation: a #define body cut by a missing '\\' (a later line that still "
      "ends in one, a body that stops mid-statement before a deeper-indented line, or, outside "
      "any function, a next line indented as the body, deeper than the namespace's other code, "
-     "that reads a parameter of the macro it does not declare itself), a "
+     "that reads a parameter of the macro, not as a member's name, and does not declare it), a "
      "'\\' followed by whitespace, or a '\\' on the last line"},
     {"KJ002", Severity::error, true,
      "injected define never read: a define a shape file injects for a kernel that its "

@@ -69,12 +69,13 @@ bool ends_mid_statement(const std::vector<std::string>& body) {
     return false;
 }
 
-// The names a line declares as parameters: those of a template head (`template <typename T>`)
-// and of the function head after it or alone (`__device__ float f(float x) {`, a prototype, or
-// a list that goes on past the line). A line after a #define that declares a name it shares
-// with the macro's parameters is code of its own, not the macro's lost body. A name counts as
-// declared after a type or a declarator (`float x`, `const T* x`, `F&& f`), not alone (`f(x)`,
-// `g(*p)` read theirs).
+// The names a line declares: the parameters of a template head (`template <typename T>`) and
+// of the function head after it or alone (`__device__ float f(float x) {`, a prototype, or a
+// list that goes on past the line), a declaration that starts a statement (`constexpr int N =
+// 4;`, `using T = float;`, `struct S { float x; };`) and an enum's names. A line after a
+// #define that declares a name it shares with the macro's parameters is code of its own, not
+// the macro's lost body. A name counts as declared after a type or a declarator (`float x`,
+// `const T* x`, `F&& f`), not alone (`f(x)`, `g(*p)`, `y = x` read theirs).
 std::set<std::string> declared_names(const std::vector<std::string>& line) {
     static const std::set<std::string_view> not_a_name = {
         "return", "case",   "throw",   "else",      "do",       "new",      "delete",
@@ -109,7 +110,9 @@ std::set<std::string> declared_names(const std::vector<std::string>& line) {
             std::size_t j = i - 1;
             while (j > open && qualifier.contains(tokens[j]))
                 --j;
-            return j > open && (word(j) || tokens[j] == ">" || tokens[j] == "...");
+            // `...` is three '.' tokens: `typename... T`.
+            return j > open && (word(j) || tokens[j] == ">" || tokens[j] == ">>" ||
+                                (tokens[j] == "." && tokens[j - 1] == "."));
         };
         int depth = 0;
         for (std::size_t i = open; i < tokens.size(); ++i) {
@@ -118,29 +121,72 @@ std::set<std::string> declared_names(const std::vector<std::string>& line) {
                                : angle && t == ">>"                                    ? 2
                                                                                        : 0;
             if (t == "(" || t == "[" || t == "{" || (angle && t == "<")) {
+                if (depth == 1 && t == "[" && declares(i - 1)) // `float x[4]`
+                    out.insert(tokens[i - 1]);
                 ++depth;
             } else if (closes > 0) {
                 if (depth == 1 && declares(i - 1))
                     out.insert(tokens[i - 1]);
                 if ((depth -= closes) <= 0)
                     return i + 1;
-            } else if (depth == 1 && (t == "," || t == "=" || t == "[") && declares(i - 1)) {
+            } else if (depth == 1 && (t == "," || t == "=") && declares(i - 1)) {
                 out.insert(tokens[i - 1]);
             }
         }
+        // A list that goes on past the line.
+        if (depth == 1 && tokens.size() > open + 1 && declares(tokens.size() - 1))
+            out.insert(tokens.back());
         return tokens.size();
     };
     std::size_t from = 0;
     if (tokens.size() > 1 && tokens[0] == "template" && tokens[1] == "<")
         from = list(1, true);
-    // A function head: `type name (`, before any '='.
+    // A function head: `type name (` or `type operator* (`, before any '='.
     for (std::size_t i = from + 2; i < tokens.size() && tokens[i - 1] != "="; ++i)
-        if (tokens[i] == "(" && word(i - 1) &&
-            (word(i - 2) || qualifier.contains(tokens[i - 2]) || tokens[i - 2] == ">" ||
-             tokens[i - 2] == "::")) {
+        if (tokens[i] == "(" &&
+            ((word(i - 1) &&
+              (word(i - 2) || qualifier.contains(tokens[i - 2]) || tokens[i - 2] == ">" ||
+               tokens[i - 2] == ">>" || tokens[i - 2] == "::")) ||
+             tokens[i - 2] == "operator")) {
             list(i, false);
             break;
         }
+    // A declaration at a statement's start: specifiers and a type (words, '::', template
+    // arguments, '*', '&'), then the name, before '=', ';', '[', ',', '{', '(', ':' or the end.
+    static const std::set<std::string_view> ends = {"=", ";", "[", ",", "{", "(", ":"};
+    for (std::size_t s = 0; s < tokens.size(); ++s) {
+        if (s > 0 && tokens[s - 1] != "{" && tokens[s - 1] != ";")
+            continue;
+        std::size_t i = s, words = 0;
+        while (i < tokens.size()) {
+            if (word(i)) {
+                ++words;
+                ++i;
+            } else if (tokens[i] == "::" || qualifier.contains(tokens[i])) {
+                ++i;
+            } else if (tokens[i] == "<" && words > 0) {
+                for (int depth = 0; i < tokens.size(); ++i) {
+                    depth += tokens[i] == "<"    ? 1
+                             : tokens[i] == ">"  ? -1
+                             : tokens[i] == ">>" ? -2
+                                                 : 0;
+                    if (depth <= 0)
+                        break;
+                }
+                ++i;
+            } else {
+                break;
+            }
+        }
+        if (words >= 2 && i <= tokens.size() && word(i - 1) &&
+            (i >= tokens.size() || ends.contains(tokens[i])))
+            out.insert(tokens[i - 1]);
+    }
+    // An enum's names: the words right after its '{' and each ','.
+    if (!tokens.empty() && tokens[0] == "enum")
+        for (std::size_t i = 1; i < tokens.size(); ++i)
+            if (word(i) && (tokens[i - 1] == "{" || tokens[i - 1] == ","))
+                out.insert(tokens[i]);
     return out;
 }
 
@@ -226,8 +272,12 @@ void lint_continuations(const SourceFile& file, const ScannedSource& scanned,
         std::vector<std::string> params;
         std::ranges::copy_if(def->second.params, std::back_inserter(params),
                              [&](const std::string& p) { return !declared.contains(p); });
-        const auto read =
-            std::find_first_of(tokens.begin(), tokens.end(), params.begin(), params.end());
+        // A member's name (`v.x`, `p->x`) is no read of a parameter.
+        auto read = tokens.begin();
+        for (; read != tokens.end(); ++read)
+            if (std::ranges::find(params, *read) != params.end() &&
+                (read == tokens.begin() || (*std::prev(read) != "." && *std::prev(read) != "->")))
+                break;
         if (read == tokens.end())
             continue;
         add(d.end_line + 1, static_cast<int>(first) + 1,

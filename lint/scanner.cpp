@@ -84,20 +84,23 @@ class Lexer {
         // The code's open braces, each for a namespace or `extern "C"` block its index in
         // `indents` (the least indentation of its code, -1 before its first line) and kBody for
         // any other; the directives directly in such a block, with its index; the last line of a
-        // questioned #define or of the lines of code that follow it without a break (a blank
-        // line, a comment or a directive); the tokens of the statement so far.
+        // questioned #define or of the lines of code that follow it in its block without a
+        // break (a blank line, a comment or a directive); the tokens of the statement so far.
         constexpr int kBody = -1;
         std::vector<int> braces, indents;
         std::vector<std::pair<std::size_t, int>> in_block;
         int after_define = -1;
+        std::size_t run_depth = 0; // the braces open around that #define
         std::vector<std::string> statement;
         while (p_ < l_.size()) {
             const char c = l_[p_].c;
             if (c == '\n') {
                 if (in_directive) {
                     out.directives.back().end_line = l_[p_].line;
-                    if (questioned(out.directives.back()))
+                    if (questioned(out.directives.back()) && out.directives.back().scope == 0) {
                         after_define = l_[p_].line;
+                        run_depth = braces.size();
+                    }
                 }
                 in_directive = false;
                 line_start = true;
@@ -151,9 +154,11 @@ class Lexer {
             tok.spaced = spaced;
             spaced = false;
             if (!in_directive) {
-                const bool after = starts_line && tok.line == after_define + 1;
-                if (after)
-                    after_define = tok.line;
+                // The run ends at the '}' that closes the #define's block, and where a
+                // namespace or `extern "C"` block opens (below).
+                const bool after = starts_line && tok.line == after_define + 1 &&
+                                   !(tok.text == "}" && braces.size() <= run_depth);
+                after_define = after ? tok.line : starts_line ? -1 : after_define;
                 if (starts_line && tok.text != "}" && !after && !braces.empty() &&
                     braces.back() != kBody) {
                     int& indent = indents[static_cast<std::size_t>(braces.back())];
@@ -168,8 +173,10 @@ class Lexer {
                                                (statement[0] == "inline" && statement.size() > 1 &&
                                                 statement[1] == "namespace"));
                     braces.push_back(block ? static_cast<int>(indents.size()) : kBody);
-                    if (block)
+                    if (block) {
                         indents.push_back(-1);
+                        after_define = -1;
+                    }
                     statement.clear();
                 } else if (tok.text == "}" || tok.text == ";") {
                     if (tok.text == "}" && !braces.empty())

@@ -32,7 +32,8 @@ struct Directive {
     /// before a token that starts a line directly in the block); -1 at file scope or where the
     /// block has no such line. The lines right after a #define body that may have lost its last
     /// continuation (several lines, or a function-like macro's empty body) do not count, up to
-    /// a blank line, a comment or a directive: a lost '\\' would make them the body's.
+    /// a blank line, a comment, a directive, the '}' that closes the #define's block or a block
+    /// that opens: a lost '\\' would make them the body's.
     int block_indent = -1;
     std::vector<PpToken> args;
 };

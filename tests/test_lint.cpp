@@ -378,12 +378,33 @@ TEST_SUITE("lint") {
               "    __global__ void __launch_bounds__(256) k(float* x) { x[0] = SQ(x[1]); }\n",
               "    template <typename T> __device__ T sq(T x) { return SQ(x); }\n",
               "    template <typename F> __device__ void run(F&& x) { x(); }\n",
-              "    template <typename A = v<v<float>>, typename x = float> __device__ x g();\n"}) {
+              "    template <typename A = v<v<float>>, typename x = float> __device__ x g();\n",
+              "    __device__ float g(Array<Array<float, 2>> x) { return SQ(x[0][0]); }\n",
+              "    __device__ float2 operator*(float2 v, float x) { return v; }\n",
+              "    __device__ void g(float x[4]);\n",
+              "    __global__ void k(const float* x\n                      , int n) {}\n",
+              "    template <typename F, typename... x> __device__ void run(F f, x... xs);\n",
+              // Declarations that start a statement, an enum's names, a member's name.
+              "    constexpr int x = 128;\n    static_assert(SQ(x) > 0, \"x\");\n",
+              "    using x = float;\n    int k;\n", "    enum class Mode { x, y };\n    int k;\n",
+              "    struct Params { const float* in; int x; };\n    int k;\n",
+              "    __device__ float2 f(float2 v) { return make_float2(SQ(v.x), SQ(v.y)); }\n"
+              "    __device__ float4 f(float4 v) { return make_float4(SQ(v.x), SQ(v.w)); }\n"}) {
             CAPTURE(head);
             CHECK(lint_string(std::string("namespace n {\n#define SQ(x) \\\n    ((x) * (x))\n") +
                               head + "}\n")
                       .empty());
         }
+        // The lines right after a body run only up to the end of the macro's block, and not
+        // into a block that opens after it: code after a file-scope macro or in the next
+        // namespace counts.
+        CHECK(lint_string("#define SQ(x) \\\n    ((x) * (x))\nnamespace k {\n    int g(int v);\n"
+                          "#define CUBE(x) \\\n    ((x) * (x) * (x))\n    int y = CUBE(x);\n}\n")
+                  .empty());
+        CHECK(lint_string("namespace a {\n#define SQ(x) \\\n    ((x) * (x))\n}\nnamespace b {\n"
+                          "    int g(int v);\n#define CUBE(x) \\\n    ((x) * (x) * (x))\n"
+                          "    int y = CUBE(x);\n}\n")
+                  .empty());
         CHECK(lint_string("namespace n {\n#define LOAD(T, p) \\\n    (*(const T*)(p))\n"
                           "    template <typename T>\n    __device__ T load(const T* p) {\n"
                           "        return LOAD(T, p);\n    }\n}\n")
