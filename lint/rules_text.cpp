@@ -152,8 +152,9 @@ std::set<std::string> declared_names(const std::vector<std::string>& line) {
             break;
         }
     // A declaration at a statement's start: specifiers and a type (words, '::', template
-    // arguments, '*', '&'), then the name, before '=', ';', '[', ',', '{', '(', ':' or the end.
-    static const std::set<std::string_view> ends = {"=", ";", "[", ",", "{", "(", ":"};
+    // arguments, '*', '&'), then the name, before '=', ';', '[', ',', '{', ':' or the end (not
+    // '(': a function's own name, which a macro that defines functions takes as a parameter).
+    static const std::set<std::string_view> ends = {"=", ";", "[", ",", "{", ":"};
     for (std::size_t s = 0; s < tokens.size(); ++s) {
         if (s > 0 && tokens[s - 1] != "{" && tokens[s - 1] != ";")
             continue;

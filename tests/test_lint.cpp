@@ -411,7 +411,8 @@ TEST_SUITE("lint") {
                   .empty());
         // A call, an assignment or a name under '*' reads the name: still the lost body.
         for (const char* lost : {"    out[2] = f(x);\n", "    g(x) = 2;\n", "    float v(*x)\n",
-                                 "    const float w(x);\n"}) {
+                                 "    const float w(x);\n",
+                                 "    __device__ float x(float v) { return v; }\n"}) {
             CAPTURE(lost);
             f = lint_string(std::string("namespace n {\n#define ST(x) \\\n    out[0] = (x); \\\n"
                                         "    out[1] = (x);\n") +
