@@ -261,11 +261,9 @@ void lint_continuations(const SourceFile& file, const ScannedSource& scanned,
         const std::size_t directive_indent =
             indent(lines[static_cast<std::size_t>(d.line - 1)].text);
         const std::size_t last_char = last.text.find_last_not_of(" \t\f\v");
-        const bool whole_body_lost = d.end_line == d.line && def->second.body.empty();
         // Inside a namespace whose code is indented, that indentation is the namespace's.
-        if (d.scope > 0 || (d.end_line == d.line && !whole_body_lost) ||
-            first <= directive_indent || static_cast<int>(first) <= d.block_indent ||
-            first < indent(last.text) ||
+        if (d.scope > 0 || !questioned(d) || first <= directive_indent ||
+            static_cast<int>(first) <= d.block_indent || first < indent(last.text) ||
             (last_char != std::string_view::npos && last.text[last_char] == '\\'))
             continue;
         const auto tokens = tokenize(rest);
@@ -274,11 +272,11 @@ void lint_continuations(const SourceFile& file, const ScannedSource& scanned,
         std::ranges::copy_if(def->second.params, std::back_inserter(params),
                              [&](const std::string& p) { return !declared.contains(p); });
         // A member's name (`v.x`, `p->x`) is no read of a parameter.
-        auto read = tokens.begin();
-        for (; read != tokens.end(); ++read)
-            if (std::ranges::find(params, *read) != params.end() &&
-                (read == tokens.begin() || (*std::prev(read) != "." && *std::prev(read) != "->")))
-                break;
+        const auto read = std::ranges::find_if(tokens, [&](const std::string& t) {
+            const auto k = static_cast<std::size_t>(&t - tokens.data());
+            return std::ranges::find(params, t) != params.end() &&
+                   (k == 0 || (tokens[k - 1] != "." && tokens[k - 1] != "->"));
+        });
         if (read == tokens.end())
             continue;
         add(d.end_line + 1, static_cast<int>(first) + 1,

@@ -59,19 +59,6 @@ std::vector<LChar> logical(std::string_view t) {
     return out;
 }
 
-// A #define whose next line the continuation check (KJ001) questions: a body over several
-// lines, or a function-like macro's empty one (its first '\\' lost).
-bool questioned(const Directive& d) {
-    if (d.name != "define")
-        return false;
-    if (d.end_line > d.line)
-        return true;
-    const auto& a = d.args;
-    return a.size() > 2 && a[1].text == "(" && !a[1].spaced &&
-           std::find_if(a.begin() + 2, a.end(), [](const PpToken& t) { return t.text == ")"; }) ==
-               a.end() - 1;
-}
-
 class Lexer {
   public:
     explicit Lexer(std::string_view text) : text_(text), l_(logical(text)) {}
@@ -322,6 +309,17 @@ class Lexer {
 };
 
 } // namespace
+
+bool questioned(const Directive& d) {
+    if (d.name != "define")
+        return false;
+    if (d.end_line > d.line)
+        return true;
+    const auto& a = d.args;
+    return a.size() > 2 && a[1].text == "(" && !a[1].spaced &&
+           std::find_if(a.begin() + 2, a.end(), [](const PpToken& t) { return t.text == ")"; }) ==
+               a.end() - 1;
+}
 
 ScannedSource scan(std::string_view text) {
     return Lexer(text).run();

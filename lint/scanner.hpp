@@ -49,6 +49,11 @@ struct ScannedSource {
 /// read whole); takes any bytes. Columns count bytes, a leading byte-order mark included.
 ScannedSource scan(std::string_view text);
 
+/// Whether the line after #define `d` may be part of its body that lost its last '\\': a body
+/// over several lines, or a function-like macro's empty one (its first '\\' lost). The
+/// continuation check (KJ001) questions that line; the block indentation leaves it out.
+bool questioned(const Directive& d);
+
 /// The preprocessing tokens of `text` (a define's value).
 std::vector<std::string> tokenize(std::string_view text);
 
