@@ -13,18 +13,35 @@
 
 namespace kjit {
 
-/// An injected define that no file of the kernel's compile names.
+/// An injected define whose value never reaches the code: no file of the kernel's compile
+/// names it, or one of them #defines it again outside an `#ifndef NAME` guard (NVRTC keeps the
+/// file's value and only warns).
 struct UnreadDefine {
     std::string name;
     std::vector<std::string> nearest; ///< macros the sources do name that are close to it
+    std::string redefined_at;         ///< "path:line" of that #define; empty: named nowhere
 };
+
+/// What becomes of define `u.name`, after "define NAME": "is never read by READERS" with the
+/// nearest names, or redefined_reason().
+std::string unread_reason(const UnreadDefine& u, const std::string& readers);
+
+/// "is #defined again at AT, outside an #ifndef NAME guard: that value replaces the injected
+/// one ...".
+std::string redefined_reason(std::string_view name, const std::string& at);
+
+/// Each macro that `text` #defines where no enclosing conditional leaves it undefined
+/// (`#ifndef NAME`, `#if !defined(NAME)`, the #else of `#ifdef NAME`) and no `#if 0` skips
+/// it, with the line of its first such #define: a value injected for it is replaced.
+std::map<std::string, int, std::less<>> unguarded_defines(std::string_view text);
 
 /// Whether `word` occurs in `text` as an identifier, outside comments, string and character
 /// literals (the same text-level reading as unread_defines).
 bool names_identifier(std::string_view text, std::string_view word);
 
 /// The defines of `defines` whose name occurs as an identifier in none of the files `kernel`
-/// compiles with (the kernel and sources.includable(kernel)), in name order.
+/// compiles with (the kernel and sources.includable(kernel)), or that one of them #defines
+/// outside a guard (unguarded_defines), in name order.
 std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceFile& kernel,
                                          const std::map<std::string, std::string>& defines);
 

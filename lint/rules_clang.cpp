@@ -1,6 +1,7 @@
 #include "lint/rules_clang.hpp"
 
 #include "core/names.hpp"
+#include "jit/define_use.hpp"
 #include "lint/evaluate.hpp"
 #include "lint/parallel.hpp"
 #include "lint/scanner.hpp"
@@ -190,16 +191,31 @@ class ClangRules {
                         return m.name == name && m.function_like;
                     }))
                     candidates.push_back(name);
+            // A read define whose value a #define outside its guard replaces, in the kernel or
+            // a file of its unit.
+            std::map<std::string, std::string> redefined;
+            for (const std::string& file : u.files) {
+                const SourceFile* in = sources_.find(file);
+                if (!in)
+                    continue;
+                for (const auto& [name, line] : unguarded_defines(in->text))
+                    if (inj->defines.contains(name))
+                        redefined.emplace(
+                            name, redefined_reason(name, in->name + ":" + std::to_string(line)));
+            }
             for (const auto& [name, value] : inj->defines) {
-                if (read.contains(name))
+                const auto again = redefined.find(name);
+                if (read.contains(name) && again == redefined.end())
                     continue;
                 const auto at = inj->where.find(name);
                 const SourceLocation key = at == inj->where.end() ? SourceLocation{} : at->second;
-                out_.push_back({inj->file, key.line, key.column, Severity::error,
-                                name + "=" + value + " is injected into kernel '" + inj->spec +
-                                    "' but " + f.name + " never tests or expands it" +
-                                    did_you_mean(nearest(name, candidates)),
-                                "KJ002"});
+                out_.push_back(
+                    {inj->file, key.line, key.column, Severity::error,
+                     name + "=" + value + " is injected into kernel '" + inj->spec + "' but " +
+                         (read.contains(name) ? "it " + again->second
+                                              : f.name + " never tests or expands it" +
+                                                    did_you_mean(nearest(name, candidates))),
+                     "KJ002"});
             }
         }
     }

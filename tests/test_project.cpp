@@ -171,13 +171,48 @@ TEST_CASE("an injected define the source never names is found by a text check") 
                                "#ifndef SPLIT_K\n#define SPLIT_K 4\n#endif\n"
                                "const char* s = \"SPLITK\";\n"
                                "extern \"C\" __global__ void k() {}\n");
-    write_file(dir.path() / "k.cuh", "#define FROM_HEADER 1\n");
+    write_file(dir.path() / "k.cuh", "#if FROM_HEADER > 1\n#endif\n");
     const kjit::SourceSet set = kjit::SourceSet::from_directory(dir.path());
     const auto unread = kjit::unread_defines(
         set, set.kernel("k"), {{"SPLITK", "8"}, {"SPLIT_K", "8"}, {"FROM_HEADER", "2"}});
     REQUIRE(unread.size() == 1);
     CHECK(unread[0].name == "SPLITK");
     CHECK(unread[0].nearest == std::vector<std::string>{"SPLIT_K"});
+    CHECK(unread[0].redefined_at.empty());
+}
+
+TEST_CASE("an injected define the source #defines again outside its #ifndef guard is found") {
+    // NVRTC keeps the file's value of a macro given with -D and #defined again, and only warns:
+    // the injected value would never reach the code.
+    TempDir dir;
+    write_file(dir.path() / "k.cu",
+               "#include \"k.cuh\"\n"                                 // 1
+               "#ifndef GUARDED\n#define GUARDED 4\n#endif\n"         // 2-4
+               "#if !defined( NEGATED )\n#define NEGATED 4\n#endif\n" // 5-7
+               "#ifdef ELSE_ARM\n#else\n#define ELSE_ARM 4\n#endif\n" // 8-11
+               "#if 0\n#define SKIPPED 4\n#endif\n"                   // 12-14
+               "/* #define COMMENTED 4 */\n"                          // 15
+               "#ifndef OTHER\n#define TILE \\\n  4\n#endif\n"        // 16-19
+               "#if defined(THEN_ARM)\n#define THEN_ARM 4\n#endif\n"  // 20-22
+               "extern \"C\" __global__ void k(int* p) { p[0] = GUARDED + NEGATED + ELSE_ARM\n"
+               "  + SKIPPED + COMMENTED + TILE + THEN_ARM + IN_HEADER; }\n");
+    write_file(dir.path() / "k.cuh", "#pragma once\n#define IN_HEADER 2\n");
+    const kjit::SourceSet set = kjit::SourceSet::from_directory(dir.path());
+    std::map<std::string, std::string> defines;
+    for (const char* name : {"GUARDED", "NEGATED", "ELSE_ARM", "SKIPPED", "COMMENTED", "TILE",
+                             "THEN_ARM", "IN_HEADER"})
+        defines[name] = "8";
+    const auto unread = kjit::unread_defines(set, set.kernel("k"), defines);
+    REQUIRE(unread.size() == 3);
+    CHECK(unread[0].name == "IN_HEADER");
+    CHECK(unread[0].redefined_at == (dir.path() / "k.cuh").string() + ":2");
+    CHECK(unread[1].name == "THEN_ARM");
+    CHECK(unread[1].redefined_at == (dir.path() / "k.cu").string() + ":21");
+    CHECK(unread[2].name == "TILE");
+    CHECK(unread[2].redefined_at == (dir.path() / "k.cu").string() + ":17");
+    CHECK(contains(kjit::unread_reason(unread[2], "k.cu"),
+                   "is #defined again at " + (dir.path() / "k.cu").string() +
+                       ":17, outside an #ifndef TILE guard"));
 }
 
 TEST_CASE("Engine::prepare refuses an unread define at its shape file position or warns") {

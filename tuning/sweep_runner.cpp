@@ -52,9 +52,10 @@ void check_defines_read(const SweepSpec& spec, const SourceSet& sources) {
             first.emplace(where, std::move(u));
     }
     if (first)
-        throw ConfigError("define " + first->second.name + " is never read by " + kernel.path +
-                              " or the files it includes" + did_you_mean(first->second.nearest),
-                          spec.file, first->first.first, first->first.second);
+        throw ConfigError(
+            "define " + first->second.name + " " +
+                unread_reason(first->second, kernel.path + " or the files it includes"),
+            spec.file, first->first.first, first->first.second);
     // The contract's [defines] go into every variant too: refused at the contract file's line
     // (a contract written in code, such as kjit's rms_norm over a kernel of that name: at the
     // sweep file's `kernel`).
