@@ -119,7 +119,8 @@ def plan(contract, shape, dtype=None, defines=None, launch=None):
     entry, grid, block, smem, params by argument name and main, or a copy with from and to),
     contract, source, dtype, shape, defines, launch, buffers ({name: dtype, count, role}) and
     scalars ({name: value}). ConfigError for a failed precondition (the case the kernel cannot
-    run), a dtype the contract lacks, a shape key it does not have or a value that is no
+    run), a define the kernel source never reads, a dtype the contract lacks, a shape key it
+    does not have or a value that is no
     integer; NotFoundError for an unknown contract."""
     def integers(what, values):
         if not hasattr(values, "items"):

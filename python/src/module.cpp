@@ -194,8 +194,9 @@ nb::dict lint_files(const std::vector<std::string>& paths, const std::optional<s
 /// verb plans a case (plan_case): each step's entry point, grid, block, dynamic shared memory
 /// and parameters by argument name, the defines and launch values it resolved, the buffers'
 /// element counts and the scalars' values. A failed precondition, a dtype the contract lacks or
-/// a shape key it does not have is a ConfigError. The project's contract files are registered
-/// first, as every verb does.
+/// a shape key it does not have is a ConfigError, as is a define the contract's kernel source
+/// (from the default sources) never reads. The project's contract files are registered first,
+/// as every verb does.
 nb::dict plan_contract(const std::string& name, const ShapeValues& shape,
                        const std::optional<std::string>& dtype, const Defines& defines,
                        const LaunchValues& launch) {
@@ -216,6 +217,12 @@ nb::dict plan_contract(const std::string& name, const ShapeValues& shape,
             throw ConfigError("contract " + name + ": no shape key '" + k + "' (its keys: " +
                               join(c.shape_keys) + ")");
         }
+    // A define the kernel never reads (or #defines again) would plan a launch of another kernel.
+    if (!defines.empty()) {
+        const SourceSet set = default_sources().load();
+        if (const SourceFile* k = set.find(c.source_name() + ".cu"))
+            require_defines_read(set, *k, defines, "kjit.plan's defines");
+    }
     const CasePlan p = plan_case(c, shape, dtype ? parse_dtype(*dtype) : c.dtypes.front(),
                                  defines, launch);
     const auto dim = [](const Dim3& d) { return nb::make_tuple(d.x, d.y, d.z); };

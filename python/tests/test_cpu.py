@@ -377,6 +377,9 @@ class Plan(unittest.TestCase):
         capped = kjit.plan("rms_norm", {"rows": 333, "n": 1000}, launch={"ROWS_PER_LAUNCH": 7})
         self.assertEqual(capped["dtype"], "f32")  # the contract's first
         self.assertEqual(capped["steps"][0]["grid"], (7, 1, 1))
+        # A misspelt define would plan the launch of the kernel's default.
+        with self.assertRaisesRegex(kjit.ConfigError, "RMS_BLOK .* never read .* did you mean RMS_BLOCK"):
+            kjit.plan("rms_norm", {"rows": 333, "n": 1000}, "f32", {"RMS_BLOK": "64"})
 
     def test_a_user_project_plans_its_own_two_step_contract(self):
         here = os.getcwd()
@@ -441,7 +444,7 @@ args = ["b"]
         with tempfile.TemporaryDirectory() as d:
             os.makedirs(os.path.join(d, "kernels"))
             with open(os.path.join(d, "kernels", "steps3.cu"), "w") as f:
-                f.write('extern "C" __global__ void second(float* b) {}\n')
+                f.write('#if BLK > 0 && SM > 0\n#endif\nextern "C" __global__ void second(float* b) {}\n')
             with open(os.path.join(d, "steps3.toml"), "w") as f:
                 f.write(contract)
             with open(os.path.join(d, "kjit.toml"), "w") as f:
