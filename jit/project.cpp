@@ -112,6 +112,10 @@ std::optional<fs::path> Project::find(const fs::path& start) {
 std::optional<Project> Project::discover(const fs::path& explicit_file) {
     if (!explicit_file.empty()) {
         std::error_code ec;
+        if (fs::is_directory(explicit_file, ec))
+            throw ConfigError("is a directory, not a project file (--project takes the file: " +
+                                  (explicit_file / kProjectFileName).string() + ")",
+                              explicit_file.string());
         if (!fs::is_regular_file(explicit_file, ec))
             throw ConfigError("project file does not exist", explicit_file.string());
         return load(explicit_file);

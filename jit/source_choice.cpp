@@ -79,11 +79,15 @@ void require_sources_on_disk(const SourceChoice& sources, std::string_view verb)
     if (sources.on_disk())
         return;
     std::error_code ec;
-    const std::string cwd = std::filesystem::current_path(ec).string();
+    const std::filesystem::path cwd = std::filesystem::current_path(ec);
+    const std::string tail = ", no --src DIR and no " + std::string(kFlagKernelDir) + " (";
+    if (const auto found = Project::find(cwd))
+        throw ConfigError(std::string(verb) + " reads kernel sources on disk and has none: " +
+                          display_path(*found) + " names no `kernels` directory" + tail +
+                          "add kernels = \"DIR\" to it, or pass --src DIR)");
     throw ConfigError(std::string(verb) + " reads kernel sources on disk and has none: no " +
-                      kProjectFileName + " in " + cwd +
-                      " or a directory above it, no --src DIR and no " +
-                      std::string(kFlagKernelDir) + " (write a " + kProjectFileName +
+                      kProjectFileName + " in " + cwd.string() + " or a directory above it" + tail +
+                      "write a " + kProjectFileName +
                       " with kernels = \"DIR\", or pass --src DIR)");
 }
 

@@ -150,7 +150,7 @@ TEST_CASE("one precedence: flag then KJIT_KERNEL_DIR then the project file then 
     CHECK(c.origin == kjit::SourceOrigin::embedded);
     CHECK(c.text == "embedded");
     CHECK(contains(config_error([&] { kjit::require_sources_on_disk(c, "kjit lint"); }),
-                   "kjit lint reads kernel sources on disk and has none: no kjit.toml in "));
+                   "kjit lint reads kernel sources on disk and has none: "));
 }
 
 TEST_CASE("a shape file naming a kernel the sources lack is an error at its source key") {
@@ -260,6 +260,31 @@ TEST_CASE("verbs that read files on disk exit 2 outside any project and compilin
     INFO(r.out);
     CHECK(r.code == 0);
     CHECK(contains(r.out, "sources: embedded\n"));
+}
+
+TEST_CASE(
+    "the project option takes a file: a missing one and a directory are errors that say which") {
+    TempDir dir;
+    Run r = kjit_in(dir.path(), "lint --project nowhere.toml");
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, "nowhere.toml: error: project file does not exist"));
+    r = kjit_in(dir.path(), "lint --project .");
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, ".: error: is a directory, not a project file (--project takes the "
+                          "file: ./kjit.toml)"));
+}
+
+TEST_CASE("a project file with no kernels directory is named as such and not reported missing") {
+    TempDir dir;
+    write_file(dir.path() / "kjit.toml", "archs = [\"sm_90\"]\n");
+    const Run r = kjit_in(dir.path(), "lint");
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, "kjit lint reads kernel sources on disk and has none: kjit.toml names "
+                          "no `kernels` directory, no --src DIR and no KJIT_KERNEL_DIR (add "
+                          "kernels = \"DIR\" to it, or pass --src DIR)"));
 }
 
 TEST_CASE("every verb inside a project reads its kernels and says so") {
