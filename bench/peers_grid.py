@@ -103,7 +103,7 @@ class KjitSource:
         every verb launches; a case the kernel cannot run is a kjit.ConfigError), its parameters
         taken by name from `values` over the plan's scalars."""
         d = dict(self.defines, **extra)
-        plan = kjit.plan(contract, shape, dtype, d)
+        plan = kjit.plan(contract, shape, dtype, d, src=self.engine.src)
         step = next(s for s in plan["steps"] if s["kind"] == "launch" and s["main"])
         fn, _ = self.function(step["entry"], **extra)
         grid, block = step["grid"], step["block"]
@@ -526,7 +526,8 @@ def main():
         # The table's entry at this shape over -D over the contract's defaults, as kjit.plan
         # merges them (the define set kjit compiles, every define named).
         shape = dict(zip(keys, key[1:]))
-        d = kjit.plan(grid["kernel"], shape, key[0], dict(defines, **(tuned(key) or {})))["defines"]
+        d = kjit.plan(grid["kernel"], shape, key[0], dict(defines, **(tuned(key) or {})),
+                      src=a.src)["defines"]
         k = tuple(sorted(d.items()))
         if k not in kjits:
             kjits[k] = KjitSource(engine, source, d)

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ranges>
 #include <set>
 #include <string_view>
 
@@ -89,7 +90,12 @@ std::string without_comments(std::string_view text) {
         const char c = out[i];
         if (c == '/' && i + 1 < out.size() && (out[i + 1] == '/' || out[i + 1] == '*')) {
             const bool line = out[i + 1] == '/';
-            const std::size_t end = line ? out.find('\n', i) : out.find("*/", i + 2);
+            // A line comment goes on over a backslash-newline.
+            std::size_t end = line ? out.find('\n', i) : out.find("*/", i + 2);
+            while (
+                line && end != std::string::npos && end > 0 &&
+                (out[end - 1] == '\\' || (out[end - 1] == '\r' && end > 1 && out[end - 2] == '\\')))
+                end = out.find('\n', end + 1);
             const std::size_t stop = end == std::string::npos ? out.size() : line ? end : end + 2;
             for (; i < stop; ++i)
                 if (out[i] != '\n')
@@ -126,79 +132,140 @@ std::vector<std::string> directive_tokens(std::string_view text) {
 
 } // namespace
 
-std::map<std::string, int, std::less<>> unguarded_defines(std::string_view text) {
-    // A conditional: `name` is undefined in the branch being read when `guards`; `dead` inside
-    // an `#if 0` (until its #else).
-    struct Frame {
-        std::string name;
-        bool guards = false, zero = false, dead = false;
-    };
-    std::vector<Frame> frames;
-    std::map<std::string, int, std::less<>> out;
-    const std::string clean = without_comments(text);
-    int line = 1;
-    for (std::size_t i = 0; i < clean.size();) {
-        // One logical line: backslash-newlines joined.
-        const int start = line;
-        std::size_t end = i;
-        while (end < clean.size() && !(clean[end] == '\n' && (end == 0 || clean[end - 1] != '\\')))
-            line += clean[end++] == '\n';
-        const std::string_view logical = std::string_view(clean).substr(i, end - i);
-        i = end + 1;
-        ++line;
-        const std::size_t hash = logical.find_first_not_of(" \t\r\f\v");
-        if (hash == std::string_view::npos || logical[hash] != '#')
-            continue;
-        const std::vector<std::string> t = directive_tokens(logical.substr(hash + 1));
-        if (t.empty())
-            continue;
-        const std::string& d = t[0];
-        if (d == "ifndef" || d == "ifdef") {
-            frames.push_back({t.size() > 1 ? t[1] : "", d == "ifndef"});
-        } else if (d == "if") {
-            Frame f;
-            // `#if !defined(NAME)`, `#if defined NAME`, `#if 0`: nothing else after.
-            const bool negated = t.size() > 1 && t[1] == "!";
-            std::size_t k = negated ? 2 : 1;
-            if (t.size() == 2 && t[1] == "0") {
-                f.zero = f.dead = true;
-            } else if (k < t.size() && t[k] == "defined") {
-                const bool paren = k + 1 < t.size() && t[k + 1] == "(";
-                k += paren ? 2 : 1;
-                if (k < t.size() && k + (paren ? 2 : 1) == t.size()) {
-                    f.name = t[k];
-                    f.guards = negated;
-                }
+namespace {
+
+/// The walk of replaced_defines: the files of one compile in include order, the conditionals
+/// open around each line.
+class RedefinitionWalk {
+  public:
+    explicit RedefinitionWalk(const SourceSet& sources) : sources_(sources) {}
+
+    void file(const SourceFile& f) {
+        if (!visited_.insert(&f).second)
+            return;
+        const std::string clean = without_comments(f.text);
+        int line = 1;
+        for (std::size_t i = 0; i < clean.size();) {
+            // One logical line: backslash-newlines (and backslash-CR-LF) joined.
+            const int start = line;
+            std::size_t end = i;
+            for (; end < clean.size(); ++end) {
+                if (clean[end] != '\n')
+                    continue;
+                ++line;
+                const std::size_t before = end > 0 && clean[end - 1] == '\r' ? end - 1 : end;
+                if (before == 0 || clean[before - 1] != '\\')
+                    break;
             }
-            frames.push_back(std::move(f));
-        } else if (d.starts_with("elif") && !frames.empty()) {
-            frames.back() = Frame{};
-        } else if (d == "else" && !frames.empty()) {
-            frames.back().guards = !frames.back().guards;
-            frames.back().dead = false;
-        } else if (d == "endif" && !frames.empty()) {
-            frames.pop_back();
-        } else if (d == "define" && t.size() > 1 &&
-                   std::ranges::none_of(frames, [&](const Frame& f) {
-                       return f.dead || (f.guards && f.name == t[1]);
-                   })) {
-            out.emplace(t[1], start);
+            const std::string_view logical = std::string_view(clean).substr(i, end - i);
+            i = end + 1;
+            const std::size_t hash = logical.find_first_not_of(" \t\r\f\v");
+            if (hash != std::string_view::npos && logical[hash] == '#')
+                directive(f, start, logical.substr(hash + 1));
         }
     }
-    return out;
+
+    std::map<std::string, Redefinition, std::less<>> out;
+
+  private:
+    // An open conditional: the names its #if and #elif lines have tested so far; `dead` in a
+    // branch of `#if 0` or `#elif 0`.
+    struct Frame {
+        std::set<std::string, std::less<>> tested;
+        bool dead = false;
+    };
+
+    bool tested(std::string_view name) const {
+        return std::ranges::any_of(frames_,
+                                   [&](const Frame& f) { return f.tested.contains(name); });
+    }
+
+    void directive(const SourceFile& f, int line, std::string_view text) {
+        const std::vector<std::string> t = directive_tokens(text);
+        if (t.empty())
+            return;
+        const std::string& d = t[0];
+        auto test = [&](Frame& frame) {
+            for (std::size_t k = 1; k < t.size(); ++k)
+                if (ident_start(t[k][0]))
+                    frame.tested.insert(t[k]);
+        };
+        // `#if 0`, `#if (0)`, `#if false`.
+        const bool never =
+            std::ranges::count_if(
+                t, [](const std::string& w) { return w == "0" || w == "false"; }) == 1 &&
+            std::ranges::all_of(t | std::views::drop(1), [](const std::string& w) {
+                return w == "0" || w == "false" || w == "(" || w == ")";
+            });
+        if (d == "if" || d == "ifdef" || d == "ifndef") {
+            Frame frame;
+            frame.dead = d == "if" && never;
+            test(frame);
+            frames_.push_back(std::move(frame));
+            return;
+        }
+        if (d.starts_with("elif") || d == "else") {
+            if (!frames_.empty()) {
+                frames_.back().dead = d == "elif" && never;
+                test(frames_.back());
+            }
+            return;
+        }
+        if (d == "endif") {
+            if (!frames_.empty())
+                frames_.pop_back();
+            return;
+        }
+        if (t.size() < 2 || std::ranges::any_of(frames_, [](const Frame& f) { return f.dead; }))
+            return;
+        if (d == "include" || d == "include_next") {
+            const std::size_t open = text.find_first_of("\"<");
+            const std::size_t close = open == std::string_view::npos
+                                          ? open
+                                          : text.find(text[open] == '"' ? '"' : '>', open + 1);
+            if (close != std::string_view::npos)
+                if (const SourceFile* g = sources_.find(text.substr(open + 1, close - open - 1)))
+                    file(*g);
+        } else if (d == "undef" && !tested(t[1])) {
+            undone_.emplace(t[1], line);
+        } else if (d == "define") {
+            const auto undone = undone_.find(t[1]);
+            if (undone != undone_.end() || !tested(t[1]))
+                out.emplace(t[1],
+                            Redefinition{&f, line, undone == undone_.end() ? 0 : undone->second});
+        }
+    }
+
+    const SourceSet& sources_;
+    std::set<const SourceFile*> visited_;
+    std::vector<Frame> frames_;
+    std::map<std::string, int, std::less<>> undone_; ///< #undef'd outside a test: its line
+};
+
+} // namespace
+
+std::map<std::string, Redefinition, std::less<>> replaced_defines(const SourceSet& sources,
+                                                                  const SourceFile& kernel) {
+    RedefinitionWalk walk(sources);
+    walk.file(kernel);
+    return std::move(walk.out);
 }
 
-std::string redefined_reason(std::string_view name, const std::string& at) {
-    const std::string n(name);
-    return "is #defined again at " + at + ", outside an #ifndef " + n +
-           " guard: that value replaces the injected one (NVRTC only warns); put the file's "
-           "default under #ifndef " +
+std::string redefined_reason(std::string_view name, const Redefinition& r,
+                             const std::string& file) {
+    const std::string n(name), at = file + ":" + std::to_string(r.line);
+    return (r.undef_line
+                ? "is #undef'd at " + file + ":" + std::to_string(r.undef_line) +
+                      " and #defined again at " + at
+                : "is #defined again at " + at + " with no #if that tests " + n + " around it") +
+           ": the file's value replaces the injected one (NVRTC keeps it and warns at most); "
+           "put the file's default under #ifndef " +
            n;
 }
 
 std::string unread_reason(const UnreadDefine& u, const std::string& readers) {
-    return u.redefined_at.empty() ? "is never read by " + readers + did_you_mean(u.nearest)
-                                  : redefined_reason(u.name, u.redefined_at);
+    return u.redefined ? redefined_reason(u.name, *u.redefined, u.redefined->file->path)
+                       : "is never read by " + readers + did_you_mean(u.nearest);
 }
 
 bool names_identifier(std::string_view text, std::string_view word) {
@@ -217,18 +284,13 @@ std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceF
     for (const SourceFile* f : sources.includable(kernel))
         if (f != &kernel)
             files.push_back(f);
-    std::vector<std::map<std::string, int, std::less<>>> unguarded;
-    for (const SourceFile* f : files) {
+    for (const SourceFile* f : files)
         scan(f->text, names, macros);
-        unguarded.push_back(unguarded_defines(f->text));
-    }
+    const auto replaced = replaced_defines(sources, kernel);
     for (const auto& [name, value] : defines) {
         if (names.contains(name)) {
-            for (std::size_t i = 0; i < files.size(); ++i)
-                if (const auto at = unguarded[i].find(name); at != unguarded[i].end()) {
-                    out.push_back({name, {}, files[i]->path + ":" + std::to_string(at->second)});
-                    break;
-                }
+            if (const auto r = replaced.find(name); r != replaced.end())
+                out.push_back({name, {}, r->second});
             continue;
         }
         std::vector<std::string> candidates;
@@ -288,7 +350,7 @@ void refuse_unread_define(const UnreadDefine& unread, const std::string& what,
     const std::string message =
         "define " + unread.name + " (" + what + ") " + unread_reason(unread, readers);
     if (!process_flags().get_bool(kFlagAllowUnreadDefines))
-        throw ConfigError(unread.redefined_at.empty()
+        throw ConfigError(!unread.redefined
                               ? message + " (" + std::string(kFlagAllowUnreadDefines) +
                                     "=1 lets through a define that only a toolkit header reads)"
                               : message);

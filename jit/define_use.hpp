@@ -7,41 +7,56 @@
 #include "jit/sources.hpp"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace kjit {
 
+/// Where a kernel's compile #defines a macro again: `file` at `line`, and the `#undef` before
+/// it that dropped the earlier value (`undef_line`, 0 when none).
+struct Redefinition {
+    const SourceFile* file = nullptr;
+    int line = 0;
+    int undef_line = 0;
+};
+
 /// An injected define whose value never reaches the code: no file of the kernel's compile
-/// names it, or one of them #defines it again outside an `#ifndef NAME` guard (NVRTC keeps the
-/// file's value and only warns).
+/// names it, or the compile #defines it again (replaced_defines; NVRTC keeps the file's value
+/// over a -D and warns at most).
 struct UnreadDefine {
     std::string name;
     std::vector<std::string> nearest; ///< macros the sources do name that are close to it
-    std::string redefined_at;         ///< "path:line" of that #define; empty: named nowhere
+    std::optional<Redefinition> redefined;
 };
 
 /// What becomes of define `u.name`, after "define NAME": "is never read by READERS" with the
-/// nearest names, or redefined_reason().
+/// nearest names, or redefined_reason() with the file's path.
 std::string unread_reason(const UnreadDefine& u, const std::string& readers);
 
-/// "is #defined again at AT, outside an #ifndef NAME guard: that value replaces the injected
-/// one ...".
-std::string redefined_reason(std::string_view name, const std::string& at);
+/// "is #defined again at FILE:LINE with no #if that tests NAME around it: ...", the file as
+/// `file` (its path or its name in the set); "is #undef'd at FILE:U and #defined again at
+/// FILE:LINE: ..." after an #undef.
+std::string redefined_reason(std::string_view name, const Redefinition& r, const std::string& file);
 
-/// Each macro that `text` #defines where no enclosing conditional leaves it undefined
-/// (`#ifndef NAME`, `#if !defined(NAME)`, the #else of `#ifdef NAME`) and no `#if 0` skips
-/// it, with the line of its first such #define: a value injected for it is replaced.
-std::map<std::string, int, std::less<>> unguarded_defines(std::string_view text);
+/// The macros that `kernel`'s compile #defines where an injected value would be replaced: a
+/// #define with no enclosing #if, #ifdef, #ifndef or #elif that names the macro (`#ifndef X`,
+/// `#if !defined(X) || X == 0` and the branches after `#if defined(X)` all leave the injected
+/// value in charge), or one after an #undef of it outside such a conditional. Follows the
+/// #include directives of the set's files that spell a file of `sources` (the conditionals
+/// around an #include apply to the file it names; `#if 0` blocks skipped; a computed #include
+/// not followed), each file once; the first such #define of each macro.
+std::map<std::string, Redefinition, std::less<>> replaced_defines(const SourceSet& sources,
+                                                                  const SourceFile& kernel);
 
 /// Whether `word` occurs in `text` as an identifier, outside comments, string and character
 /// literals (the same text-level reading as unread_defines).
 bool names_identifier(std::string_view text, std::string_view word);
 
 /// The defines of `defines` whose name occurs as an identifier in none of the files `kernel`
-/// compiles with (the kernel and sources.includable(kernel)), or that one of them #defines
-/// outside a guard (unguarded_defines), in name order.
+/// compiles with (the kernel and sources.includable(kernel)), or that the compile #defines
+/// again (replaced_defines), in name order.
 std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceFile& kernel,
                                          const std::map<std::string, std::string>& defines);
 

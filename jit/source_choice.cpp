@@ -23,9 +23,11 @@ SourceProvider SourceChoice::provider() const {
 SourceChoice choose_sources(const std::string& flag_dir, const ResolvedFlags& flags,
                             const Project* project) {
     SourceChoice c;
-    if (project)
+    if (project) {
+        c.project = project->file;
         for (const ProjectPath& p : project->include_dirs)
             c.include_dirs.push_back(p.path);
+    }
     const std::string& env_dir = flags.get_string(kFlagKernelDir);
     if (!flag_dir.empty()) {
         c.origin = SourceOrigin::flag;
@@ -81,9 +83,9 @@ void require_sources_on_disk(const SourceChoice& sources, std::string_view verb)
     std::error_code ec;
     const std::filesystem::path cwd = std::filesystem::current_path(ec);
     const std::string tail = ", no --src DIR and no " + std::string(kFlagKernelDir) + " (";
-    if (const auto found = Project::find(cwd))
+    if (!sources.project.empty())
         throw ConfigError(std::string(verb) + " reads kernel sources on disk and has none: " +
-                          display_path(*found) + " names no `kernels` directory" + tail +
+                          display_path(sources.project) + " names no `kernels` directory" + tail +
                           "add kernels = \"DIR\" to it, or pass --src DIR)");
     throw ConfigError(std::string(verb) + " reads kernel sources on disk and has none: no " +
                       kProjectFileName + " in " + cwd.string() + " or a directory above it" + tail +

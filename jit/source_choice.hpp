@@ -29,6 +29,8 @@ struct SourceChoice {
     std::string text;
     /// The project file's `kernels` as written ("kernel_src"), normalized; empty otherwise.
     std::string written;
+    /// The project file consulted (absolute), whatever chose the sources; empty without one.
+    std::filesystem::path project;
     /// Whether the sources are files on disk (not the embedded copies).
     [[nodiscard]] bool on_disk() const { return origin != SourceOrigin::embedded; }
     /// The sources as a set (ConfigError when the directory does not exist).

@@ -13,8 +13,8 @@ const std::vector<Rule> kRules = {
      "'\\' followed by whitespace, or a '\\' on the last line"},
     {"KJ002", Severity::error, true,
      "injected define never read: a define a shape file injects for a kernel that its "
-     "preprocessed source never tests or expands, or #defines again outside an #ifndef guard "
-     "(the file's value replaces the injected one)"},
+     "preprocessed source never tests or expands, or #defines again with no #if testing the "
+     "name around it (the file's value replaces the injected one)"},
     {"KJ003", Severity::error, false,
      "condition on an undefined macro: a live #if/#elif reads a name no macro defines there "
      "(not the source, not an injected define set, not NVRTC, not an included toolkit header): "

@@ -191,18 +191,11 @@ class ClangRules {
                         return m.name == name && m.function_like;
                     }))
                     candidates.push_back(name);
-            // A read define whose value a #define outside its guard replaces, in the kernel or
-            // a file of its unit.
+            // A read define whose value the compile #defines again.
             std::map<std::string, std::string> redefined;
-            for (const std::string& file : u.files) {
-                const SourceFile* in = sources_.find(file);
-                if (!in)
-                    continue;
-                for (const auto& [name, line] : unguarded_defines(in->text))
-                    if (inj->defines.contains(name))
-                        redefined.emplace(
-                            name, redefined_reason(name, in->name + ":" + std::to_string(line)));
-            }
+            for (const auto& [name, r] : replaced_defines(sources_, f))
+                if (inj->defines.contains(name))
+                    redefined.emplace(name, redefined_reason(name, r, r.file->name));
             for (const auto& [name, value] : inj->defines) {
                 const auto again = redefined.find(name);
                 if (read.contains(name) && again == redefined.end())

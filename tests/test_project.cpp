@@ -178,41 +178,75 @@ TEST_CASE("an injected define the source never names is found by a text check") 
     REQUIRE(unread.size() == 1);
     CHECK(unread[0].name == "SPLITK");
     CHECK(unread[0].nearest == std::vector<std::string>{"SPLIT_K"});
-    CHECK(unread[0].redefined_at.empty());
+    CHECK_FALSE(unread[0].redefined);
 }
 
-TEST_CASE("an injected define the source #defines again outside its #ifndef guard is found") {
-    // NVRTC keeps the file's value of a macro given with -D and #defined again, and only warns:
-    // the injected value would never reach the code.
+TEST_CASE("an injected define the compile #defines again with no #if testing it is found") {
+    // NVRTC keeps the file's value of a macro given with -D and #defined again, and warns at
+    // most: the injected value would never reach the code.
     TempDir dir;
     write_file(dir.path() / "k.cu",
-               "#include \"k.cuh\"\n"                                 // 1
-               "#ifndef GUARDED\n#define GUARDED 4\n#endif\n"         // 2-4
-               "#if !defined( NEGATED )\n#define NEGATED 4\n#endif\n" // 5-7
-               "#ifdef ELSE_ARM\n#else\n#define ELSE_ARM 4\n#endif\n" // 8-11
-               "#if 0\n#define SKIPPED 4\n#endif\n"                   // 12-14
-               "/* #define COMMENTED 4 */\n"                          // 15
-               "#ifndef OTHER\n#define TILE \\\n  4\n#endif\n"        // 16-19
-               "#if defined(THEN_ARM)\n#define THEN_ARM 4\n#endif\n"  // 20-22
+               "#include \"k.cuh\"\n"                                                 // 1
+               "#ifndef GUARDED\n#define GUARDED 4\n#endif\n"                         // 2-4
+               "#if !defined( NEGATED ) && !defined(OTHER)\n#define NEGATED 4\n"      // 5-6
+               "#endif\n"                                                             // 7
+               "#ifdef ELSE_ARM\n#elif __CUDA_ARCH__ >= 900\n#define ELSE_ARM 16\n"   // 8-10
+               "#else\n#define ELSE_ARM 8\n#endif\n"                                  // 11-13
+               "#if 0\n#define SKIPPED 4\n#endif\n"                                   // 14-16
+               "/* #define COMMENTED 4 */\n"                                          // 17
+               "#ifndef OTHER\n#define TILE \\\r\n  4\n#endif\n"                      // 18-21
+               "#if !defined(CLAMP) || CLAMP == 0\n#undef CLAMP\n#define CLAMP 512\n" // 22-24
+               "#endif\n"                                                             // 25
+               "#ifndef DEFAULTS\n#include \"defaults.cuh\"\n#endif\n"                // 26-28
+               "#if 0\n#include \"never.cuh\"\n#endif\n"                              // 29-31
+               "#undef UNDONE\n#ifndef UNDONE\n#define UNDONE 2\n#endif\n"            // 32-35
                "extern \"C\" __global__ void k(int* p) { p[0] = GUARDED + NEGATED + ELSE_ARM\n"
-               "  + SKIPPED + COMMENTED + TILE + THEN_ARM + IN_HEADER; }\n");
+               "  + SKIPPED + COMMENTED + TILE + CLAMP + DEFAULTS + NEVER + UNDONE + IN_HEADER\n"
+               "  + STRAY; }\n");
     write_file(dir.path() / "k.cuh", "#pragma once\n#define IN_HEADER 2\n");
+    write_file(dir.path() / "defaults.cuh", "#define DEFAULTS 1\n");
+    write_file(dir.path() / "never.cuh", "#define NEVER 1\n");
+    write_file(dir.path() / "stray.cuh", "#define STRAY 1\n"); // included by nothing
     const kjit::SourceSet set = kjit::SourceSet::from_directory(dir.path());
     std::map<std::string, std::string> defines;
     for (const char* name : {"GUARDED", "NEGATED", "ELSE_ARM", "SKIPPED", "COMMENTED", "TILE",
-                             "THEN_ARM", "IN_HEADER"})
+                             "CLAMP", "DEFAULTS", "NEVER", "UNDONE", "IN_HEADER", "STRAY"})
         defines[name] = "8";
     const auto unread = kjit::unread_defines(set, set.kernel("k"), defines);
     REQUIRE(unread.size() == 3);
+    const auto at = [](const kjit::UnreadDefine& u) {
+        return u.redefined ? u.redefined->file->name + ":" + std::to_string(u.redefined->line) +
+                                 "/" + std::to_string(u.redefined->undef_line)
+                           : std::string("-");
+    };
     CHECK(unread[0].name == "IN_HEADER");
-    CHECK(unread[0].redefined_at == (dir.path() / "k.cuh").string() + ":2");
-    CHECK(unread[1].name == "THEN_ARM");
-    CHECK(unread[1].redefined_at == (dir.path() / "k.cu").string() + ":21");
-    CHECK(unread[2].name == "TILE");
-    CHECK(unread[2].redefined_at == (dir.path() / "k.cu").string() + ":17");
+    CHECK(at(unread[0]) == "k.cuh:2/0");
+    CHECK(unread[1].name == "TILE");
+    CHECK(at(unread[1]) == "k.cu:19/0");
+    CHECK(unread[2].name == "UNDONE");
+    CHECK(at(unread[2]) == "k.cu:34/32");
+    const std::string k = (dir.path() / "k.cu").string();
+    CHECK(kjit::unread_reason(unread[1], "k.cu") ==
+          "is #defined again at " + k +
+              ":19 with no #if that tests TILE around it: the file's value replaces the injected "
+              "one (NVRTC keeps it and warns at most); put the file's default under #ifndef TILE");
     CHECK(contains(kjit::unread_reason(unread[2], "k.cu"),
-                   "is #defined again at " + (dir.path() / "k.cu").string() +
-                       ":17, outside an #ifndef TILE guard"));
+                   "is #undef'd at " + k + ":32 and #defined again at " + k + ":34: "));
+}
+
+TEST_CASE("a #define in a branch no compile reads or in a continued comment replaces nothing") {
+    TempDir dir;
+    write_file(dir.path() / "k.cu", "#if (0)\n#define A 1\n#endif\n"
+                                    "#if false\n#define B 1\n#endif\n"
+                                    "#if 0\n#elif 0\n#define C 1\n#else\n#endif\n"
+                                    "// a comment goes on \\\n#define D 1\n"
+                                    "#if 0\n#else\n#define E 1\n#endif\n"
+                                    "extern \"C\" __global__ void k(int* p) { *p = A+B+C+D+E; }\n");
+    const kjit::SourceSet set = kjit::SourceSet::from_directory(dir.path());
+    const auto replaced = kjit::replaced_defines(set, set.kernel("k"));
+    REQUIRE(replaced.size() == 1);
+    CHECK(replaced.begin()->first == "E");
+    CHECK(replaced.begin()->second.line == 16);
 }
 
 TEST_CASE("Engine::prepare refuses an unread define at its shape file position or warns") {
@@ -279,12 +313,21 @@ TEST_CASE(
 TEST_CASE("a project file with no kernels directory is named as such and not reported missing") {
     TempDir dir;
     write_file(dir.path() / "kjit.toml", "archs = [\"sm_90\"]\n");
-    const Run r = kjit_in(dir.path(), "lint");
+    Run r = kjit_in(dir.path(), "lint");
     INFO(r.out);
     CHECK(r.code == 2);
     CHECK(contains(r.out, "kjit lint reads kernel sources on disk and has none: kjit.toml names "
                           "no `kernels` directory, no --src DIR and no KJIT_KERNEL_DIR (add "
                           "kernels = \"DIR\" to it, or pass --src DIR)"));
+    // The one --project names, not the one found from the working directory.
+    fs::create_directories(dir.path() / "other");
+    write_file(dir.path() / "other" / "kjit.toml", "archs = [\"sm_90\"]\n");
+    write_project(dir.path() / "sub");
+    r = kjit_in(dir.path() / "sub", "lint --project ../other/kjit.toml");
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, "has none: " + (dir.path() / "other" / "kjit.toml").string() +
+                              " names no `kernels` directory"));
 }
 
 TEST_CASE("every verb inside a project reads its kernels and says so") {

@@ -65,7 +65,8 @@ class Engine:
     def __init__(self, device="auto", arch=None, src=None, cache_dir=None):
         if device == "auto":
             device = 0 if device_available()[0] else None
-        self._engine = _Engine(device, arch, None if src is None else str(src),
+        self.src = None if src is None else str(src)  # as given: kjit.plan(..., src=)
+        self._engine = _Engine(device, arch, self.src,
                                None if cache_dir is None else str(cache_dir))
 
     @property
@@ -110,7 +111,7 @@ class Engine:
         return self._engine.function(name, entry)
 
 
-def plan(contract, shape, dtype=None, defines=None, launch=None):
+def plan(contract, shape, dtype=None, defines=None, launch=None, src=None):
     """The launches of `contract` (a registered contract, or one of the project file's contract
     files) at `shape` ({"rows": 8192, "n": 7168}), in `dtype` (default: the contract's first),
     with `defines` over the contract's defaults (a dict; a prepare() row's "define_values": the
@@ -119,7 +120,8 @@ def plan(contract, shape, dtype=None, defines=None, launch=None):
     entry, grid, block, smem, params by argument name and main, or a copy with from and to),
     contract, source, dtype, shape, defines, launch, buffers ({name: dtype, count, role}) and
     scalars ({name: value}). ConfigError for a failed precondition (the case the kernel cannot
-    run), a define the kernel source never reads, a dtype the contract lacks, a shape key it
+    run), a define the kernel source never reads (the source in `src`, a kernel directory as
+    for Engine; default: the default sources), a dtype the contract lacks, a shape key it
     does not have or a value that is no
     integer; NotFoundError for an unknown contract."""
     def integers(what, values):
@@ -139,7 +141,7 @@ def plan(contract, shape, dtype=None, defines=None, launch=None):
                           f"\"define_values\"), not {defines!r}")
     return _plan(contract, integers("shape", shape), dtype,
                  {k: str(v) for k, v in (defines or {}).items()},
-                 integers("launch", launch or {}))
+                 integers("launch", launch or {}), None if src is None else str(src))
 
 
 def sweep(file, dry_run=False, src=None, arch=None, devices=None, seed=1, no_cache=False,

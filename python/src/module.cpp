@@ -195,11 +195,11 @@ nb::dict lint_files(const std::vector<std::string>& paths, const std::optional<s
 /// and parameters by argument name, the defines and launch values it resolved, the buffers'
 /// element counts and the scalars' values. A failed precondition, a dtype the contract lacks or
 /// a shape key it does not have is a ConfigError, as is a define the contract's kernel source
-/// (from the default sources) never reads. The project's contract files are registered first,
-/// as every verb does.
+/// (in `src`, as kjit.compile's, else the default sources) never reads. The project's contract
+/// files are registered first, as every verb does.
 nb::dict plan_contract(const std::string& name, const ShapeValues& shape,
                        const std::optional<std::string>& dtype, const Defines& defines,
-                       const LaunchValues& launch) {
+                       const LaunchValues& launch, const std::optional<std::string>& src) {
     if (const std::optional<Project> project = Project::discover())
         (void)register_project_contracts(*project);
     const KernelContract* found = find_contract(name);
@@ -219,7 +219,7 @@ nb::dict plan_contract(const std::string& name, const ShapeValues& shape,
         }
     // A define the kernel never reads (or #defines again) would plan a launch of another kernel.
     if (!defines.empty()) {
-        const SourceSet set = default_sources().load();
+        const SourceSet set = sources_of(src).load();
         if (const SourceFile* k = set.find(c.source_name() + ".cu"))
             require_defines_read(set, *k, defines, "kjit.plan's defines");
     }
@@ -1048,7 +1048,7 @@ NB_MODULE(_kjit, m) {
 
     m.def("plan", &plan_contract, "contract"_a, "shape"_a, "dtype"_a = nb::none(),
           "defines"_a = std::map<std::string, std::string>{},
-          "launch"_a = std::map<std::string, long long>{},
+          "launch"_a = std::map<std::string, long long>{}, "src"_a = nb::none(),
           "A contract evaluated at a shape, dtype and define set, as the verbs plan a case: each "
           "step's entry point, grid, block, shared memory and parameters by name, the defines "
           "and launch values, buffers and scalars.");

@@ -380,6 +380,17 @@ class Plan(unittest.TestCase):
         # A misspelt define would plan the launch of the kernel's default.
         with self.assertRaisesRegex(kjit.ConfigError, "RMS_BLOK .* never read .* did you mean RMS_BLOCK"):
             kjit.plan("rms_norm", {"rows": 333, "n": 1000}, "f32", {"RMS_BLOK": "64"})
+        # A define of a kernel tree's own copy, checked against that tree (as Engine(src=)).
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(ROOT, "kernel_src", "rms_norm.cu")) as f:
+                text = f.read()
+            with open(os.path.join(d, "rms_norm.cu"), "w") as f:
+                f.write("#if RMS_NEWKNOB\n#endif\n" + text)
+            knob = {"RMS_NEWKNOB": "1"}
+            self.assertEqual(kjit.plan("rms_norm", {"rows": 8, "n": 1024}, "f32", knob, src=d)
+                             ["defines"]["RMS_NEWKNOB"], "1")
+            with self.assertRaisesRegex(kjit.ConfigError, "RMS_NEWKNOB .* never read"):
+                kjit.plan("rms_norm", {"rows": 8, "n": 1024}, "f32", knob)
 
     def test_a_user_project_plans_its_own_two_step_contract(self):
         here = os.getcwd()
