@@ -135,10 +135,19 @@ std::vector<std::string> directive_tokens(std::string_view text) {
 namespace {
 
 /// The walk of replaced_defines: the files of one compile in include order, the conditionals
-/// open around each line.
+/// open around each line, what is known to be defined (the injected defines and NVRTC's own
+/// macros, less those #undef'd).
 class RedefinitionWalk {
   public:
-    explicit RedefinitionWalk(const SourceSet& sources) : sources_(sources) {}
+    RedefinitionWalk(const SourceSet& sources, const std::map<std::string, std::string>& defines)
+        : sources_(sources) {
+        for (const auto& [name, value] : defines) {
+            injected_.insert(name);
+            defined_.insert(name);
+        }
+        for (const char* name : {"__CUDACC__", "__CUDACC_RTC__", "__CUDA_ARCH__"})
+            defined_.insert(name);
+    }
 
     void file(const SourceFile& f) {
         if (!visited_.insert(&f).second)
@@ -168,16 +177,60 @@ class RedefinitionWalk {
     std::map<std::string, Redefinition, std::less<>> out;
 
   private:
-    // An open conditional: the names its #if and #elif lines have tested so far; `dead` in a
-    // branch of `#if 0` or `#elif 0`.
+    enum class Truth { unknown, yes, no };
+
+    // An open conditional: the names its #if and #elif lines have tested so far, whether the
+    // branch being read is taken (yes), skipped (no) or cannot be told; whether an earlier
+    // branch was taken, or could not be told.
     struct Frame {
         std::set<std::string, std::less<>> tested;
-        bool dead = false;
+        Truth branch = Truth::unknown;
+        bool taken = false, unsure = false;
     };
 
-    bool tested(std::string_view name) const {
-        return std::ranges::any_of(frames_,
-                                   [&](const Frame& f) { return f.tested.contains(name); });
+    Truth defined(std::string_view name) const {
+        if (defined_.contains(name))
+            return Truth::yes;
+        return undone_.contains(name) ? Truth::no : Truth::unknown;
+    }
+
+    static Truth negate(Truth t) {
+        return t == Truth::unknown ? t : t == Truth::yes ? Truth::no : Truth::yes;
+    }
+
+    // The condition of directive `t` when it is one kjit can tell: `#ifdef N`, `#ifndef N`,
+    // `#if [!]defined[(]N[)]` over what is known defined, `#if 0`, `#if (1)`, `#if false`.
+    Truth condition(const std::vector<std::string>& t) const {
+        const std::string& d = t[0];
+        if (d == "ifdef" || d == "elifdef" || d == "ifndef" || d == "elifndef") {
+            const Truth known = t.size() == 2 ? defined(t[1]) : Truth::unknown;
+            return d.ends_with("ndef") ? negate(known) : known;
+        }
+        std::vector<std::string_view> words;
+        for (std::size_t k = 1; k < t.size(); ++k)
+            if (t[k] != "(" && t[k] != ")")
+                words.push_back(t[k]);
+        if (words.size() == 1 && (words[0] == "0" || words[0] == "false"))
+            return Truth::no;
+        if (words.size() == 1 && (words[0] == "1" || words[0] == "true"))
+            return Truth::yes;
+        const bool negated = !words.empty() && words[0] == "!";
+        const std::size_t k = negated ? 1 : 0;
+        if (words.size() == k + 2 && words[k] == "defined")
+            return negated ? negate(defined(words[k + 1])) : defined(words[k + 1]);
+        return Truth::unknown;
+    }
+
+    bool dead() const {
+        return std::ranges::any_of(frames_, [](const Frame& f) { return f.branch == Truth::no; });
+    }
+
+    // Whether an open conditional that kjit cannot tell tests `name`: its author handles an
+    // injected value there (`#if !defined(X) || X == 0`).
+    bool handled(std::string_view name) const {
+        return std::ranges::any_of(frames_, [&](const Frame& f) {
+            return f.branch == Truth::unknown && f.tested.contains(name);
+        });
     }
 
     void directive(const SourceFile& f, int line, std::string_view text) {
@@ -190,25 +243,26 @@ class RedefinitionWalk {
                 if (ident_start(t[k][0]))
                     frame.tested.insert(t[k]);
         };
-        // `#if 0`, `#if (0)`, `#if false`.
-        const bool never =
-            std::ranges::count_if(
-                t, [](const std::string& w) { return w == "0" || w == "false"; }) == 1 &&
-            std::ranges::all_of(t | std::views::drop(1), [](const std::string& w) {
-                return w == "0" || w == "false" || w == "(" || w == ")";
-            });
         if (d == "if" || d == "ifdef" || d == "ifndef") {
             Frame frame;
-            frame.dead = d == "if" && never;
+            frame.branch = condition(t);
+            frame.taken = frame.branch == Truth::yes;
+            frame.unsure = frame.branch == Truth::unknown;
             test(frame);
             frames_.push_back(std::move(frame));
             return;
         }
         if (d.starts_with("elif") || d == "else") {
-            if (!frames_.empty()) {
-                frames_.back().dead = d == "elif" && never;
-                test(frames_.back());
-            }
+            if (frames_.empty())
+                return;
+            Frame& frame = frames_.back();
+            const Truth c = d == "else" ? Truth::yes : condition(t);
+            frame.branch = frame.taken || c == Truth::no ? Truth::no
+                           : frame.unsure                ? Truth::unknown
+                                                         : c;
+            frame.taken = frame.taken || frame.branch == Truth::yes;
+            frame.unsure = frame.unsure || frame.branch == Truth::unknown;
+            test(frame);
             return;
         }
         if (d == "endif") {
@@ -216,7 +270,7 @@ class RedefinitionWalk {
                 frames_.pop_back();
             return;
         }
-        if (t.size() < 2 || std::ranges::any_of(frames_, [](const Frame& f) { return f.dead; }))
+        if (t.size() < 2 || dead())
             return;
         if (d == "include" || d == "include_next") {
             const std::size_t open = text.find_first_of("\"<");
@@ -226,36 +280,48 @@ class RedefinitionWalk {
             if (close != std::string_view::npos)
                 if (const SourceFile* g = sources_.find(text.substr(open + 1, close - open - 1)))
                     file(*g);
-        } else if (d == "undef" && !tested(t[1])) {
-            undone_.emplace(t[1], line);
+        } else if (d == "undef" && !handled(t[1])) {
+            undone_.insert_or_assign(t[1], std::pair{&f, line});
+            defined_.erase(t[1]);
         } else if (d == "define") {
             const auto undone = undone_.find(t[1]);
-            if (undone != undone_.end() || !tested(t[1]))
-                out.emplace(t[1],
-                            Redefinition{&f, line, undone == undone_.end() ? 0 : undone->second});
+            if (injected_.contains(t[1]) && (undone != undone_.end() || !handled(t[1]))) {
+                Redefinition r{&f, line, nullptr, 0};
+                if (undone != undone_.end())
+                    std::tie(r.undef_file, r.undef_line) = undone->second;
+                out.emplace(t[1], r);
+            }
+            if (std::ranges::none_of(frames_,
+                                     [](const Frame& fr) { return fr.branch == Truth::unknown; }))
+                defined_.insert(t[1]);
         }
     }
 
     const SourceSet& sources_;
     std::set<const SourceFile*> visited_;
     std::vector<Frame> frames_;
-    std::map<std::string, int, std::less<>> undone_; ///< #undef'd outside a test: its line
+    std::set<std::string, std::less<>> injected_, defined_;
+    /// #undef'd: where.
+    std::map<std::string, std::pair<const SourceFile*, int>, std::less<>> undone_;
 };
 
 } // namespace
 
-std::map<std::string, Redefinition, std::less<>> replaced_defines(const SourceSet& sources,
-                                                                  const SourceFile& kernel) {
-    RedefinitionWalk walk(sources);
+std::map<std::string, Redefinition, std::less<>>
+replaced_defines(const SourceSet& sources, const SourceFile& kernel,
+                 const std::map<std::string, std::string>& defines) {
+    RedefinitionWalk walk(sources, defines);
     walk.file(kernel);
     return std::move(walk.out);
 }
 
-std::string redefined_reason(std::string_view name, const Redefinition& r,
-                             const std::string& file) {
-    const std::string n(name), at = file + ":" + std::to_string(r.line);
+std::string redefined_reason(std::string_view name, const Redefinition& r, bool by_path) {
+    const auto where = [&](const SourceFile* f, int line) {
+        return (by_path ? f->path : f->name) + ":" + std::to_string(line);
+    };
+    const std::string n(name), at = where(r.file, r.line);
     return (r.undef_line
-                ? "is #undef'd at " + file + ":" + std::to_string(r.undef_line) +
+                ? "is #undef'd at " + where(r.undef_file, r.undef_line) +
                       " and #defined again at " + at
                 : "is #defined again at " + at + " with no #if that tests " + n + " around it") +
            ": the file's value replaces the injected one (NVRTC keeps it and warns at most); "
@@ -264,7 +330,7 @@ std::string redefined_reason(std::string_view name, const Redefinition& r,
 }
 
 std::string unread_reason(const UnreadDefine& u, const std::string& readers) {
-    return u.redefined ? redefined_reason(u.name, *u.redefined, u.redefined->file->path)
+    return u.redefined ? redefined_reason(u.name, *u.redefined, true)
                        : "is never read by " + readers + did_you_mean(u.nearest);
 }
 
@@ -286,7 +352,7 @@ std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceF
             files.push_back(f);
     for (const SourceFile* f : files)
         scan(f->text, names, macros);
-    const auto replaced = replaced_defines(sources, kernel);
+    const auto replaced = replaced_defines(sources, kernel, defines);
     for (const auto& [name, value] : defines) {
         if (names.contains(name)) {
             if (const auto r = replaced.find(name); r != replaced.end())

@@ -15,10 +15,11 @@
 namespace kjit {
 
 /// Where a kernel's compile #defines a macro again: `file` at `line`, and the `#undef` before
-/// it that dropped the earlier value (`undef_line`, 0 when none).
+/// it that dropped the earlier value (`undef_file` at `undef_line`; 0 when none).
 struct Redefinition {
     const SourceFile* file = nullptr;
     int line = 0;
+    const SourceFile* undef_file = nullptr;
     int undef_line = 0;
 };
 
@@ -35,20 +36,23 @@ struct UnreadDefine {
 /// nearest names, or redefined_reason() with the file's path.
 std::string unread_reason(const UnreadDefine& u, const std::string& readers);
 
-/// "is #defined again at FILE:LINE with no #if that tests NAME around it: ...", the file as
-/// `file` (its path or its name in the set); "is #undef'd at FILE:U and #defined again at
-/// FILE:LINE: ..." after an #undef.
-std::string redefined_reason(std::string_view name, const Redefinition& r, const std::string& file);
+/// "is #defined again at FILE:LINE with no #if that tests NAME around it: ...", or "is #undef'd
+/// at FILE:U and #defined again at FILE:LINE: ..."; each file by its path, else by its name in
+/// the set.
+std::string redefined_reason(std::string_view name, const Redefinition& r, bool by_path);
 
-/// The macros that `kernel`'s compile #defines where an injected value would be replaced: a
-/// #define with no enclosing #if, #ifdef, #ifndef or #elif that names the macro (`#ifndef X`,
-/// `#if !defined(X) || X == 0` and the branches after `#if defined(X)` all leave the injected
-/// value in charge), or one after an #undef of it outside such a conditional. Follows the
-/// #include directives of the set's files that spell a file of `sources` (the conditionals
-/// around an #include apply to the file it names; `#if 0` blocks skipped; a computed #include
-/// not followed), each file once; the first such #define of each macro.
-std::map<std::string, Redefinition, std::less<>> replaced_defines(const SourceSet& sources,
-                                                                  const SourceFile& kernel);
+/// The defines of `defines` (injected into `kernel`'s compile) whose value the compile replaces:
+/// a `#define NAME` reached with no open conditional that tests NAME and that kjit cannot tell
+/// (`#if !defined(X) || X == 0` leaves the injected value in charge), or after an `#undef NAME`.
+/// Conditionals kjit can tell are followed: `#ifdef N`, `#ifndef N`, `#if [!]defined(N)` over
+/// the injected defines, NVRTC's own (__CUDACC_RTC__, __CUDA_ARCH__) and the #undefs so far,
+/// `#if 0`, `#if 1`, and the #else and #elif after them, so `#ifndef X` guards and `#ifdef X`
+/// does not. Follows the #include directives that spell a file of `sources` (a computed
+/// #include, or a header found through an include directory, is not read), each file once;
+/// the first such #define of each name.
+std::map<std::string, Redefinition, std::less<>>
+replaced_defines(const SourceSet& sources, const SourceFile& kernel,
+                 const std::map<std::string, std::string>& defines);
 
 /// Whether `word` occurs in `text` as an identifier, outside comments, string and character
 /// literals (the same text-level reading as unread_defines).

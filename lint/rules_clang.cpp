@@ -193,9 +193,8 @@ class ClangRules {
                     candidates.push_back(name);
             // A read define whose value the compile #defines again.
             std::map<std::string, std::string> redefined;
-            for (const auto& [name, r] : replaced_defines(sources_, f))
-                if (inj->defines.contains(name))
-                    redefined.emplace(name, redefined_reason(name, r, r.file->name));
+            for (const auto& [name, r] : replaced_defines(sources_, f, inj->defines))
+                redefined.emplace(name, redefined_reason(name, r, false));
             for (const auto& [name, value] : inj->defines) {
                 const auto again = redefined.find(name);
                 if (read.contains(name) && again == redefined.end())

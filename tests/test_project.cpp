@@ -243,10 +243,42 @@ TEST_CASE("a #define in a branch no compile reads or in a continued comment repl
                                     "#if 0\n#else\n#define E 1\n#endif\n"
                                     "extern \"C\" __global__ void k(int* p) { *p = A+B+C+D+E; }\n");
     const kjit::SourceSet set = kjit::SourceSet::from_directory(dir.path());
-    const auto replaced = kjit::replaced_defines(set, set.kernel("k"));
+    const auto replaced = kjit::replaced_defines(
+        set, set.kernel("k"), {{"A", "2"}, {"B", "2"}, {"C", "2"}, {"D", "2"}, {"E", "2"}});
     REQUIRE(replaced.size() == 1);
     CHECK(replaced.begin()->first == "E");
     CHECK(replaced.begin()->second.line == 16);
+}
+
+TEST_CASE("the conditionals kjit can tell decide which #define a compile reaches") {
+    TempDir dir;
+    write_file(dir.path() / "k.cu",
+               "#ifdef RESET\n#undef RESET\n#endif\n#ifndef RESET\n#define RESET 4\n#endif\n" // 1-6
+               "#ifdef TYPO\n#define TYPO 4\n#endif\n"                                        // 7-9
+               "#ifdef __CUDACC_RTC__\n#else\n#define RTC 4\n#endif\n"                  // 10-13
+               "#if 1\n#else\n#define ONE 4\n#endif\n"                                  // 14-17
+               "#ifdef TUNED\n#else\n#define SENTINEL 4\n#endif\n"                      // 18-21
+               "#ifndef TWICE\n#include \"once.cuh\"\n#endif\n#include \"again.cuh\"\n" // 22-25
+               "#include \"cleanup.cuh\"\n#ifndef LATER\n#define LATER 4\n#endif\n"     // 26-29
+               "extern \"C\" __global__ void k(int* p) { *p = RESET + TYPO + RTC + ONE\n"
+               "  + SENTINEL + TWICE + LATER; }\n");
+    write_file(dir.path() / "once.cuh", "#pragma once\n#define TWICE 4\n");
+    write_file(dir.path() / "again.cuh", "#include \"once.cuh\"\n");
+    write_file(dir.path() / "cleanup.cuh", "// done with it\n#undef LATER\n");
+    const kjit::SourceSet set = kjit::SourceSet::from_directory(dir.path());
+    std::map<std::string, std::string> defines;
+    for (const char* name : {"RESET", "TYPO", "RTC", "ONE", "SENTINEL", "TUNED", "TWICE", "LATER"})
+        defines[name] = "8";
+    const auto replaced = kjit::replaced_defines(set, set.kernel("k"), defines);
+    std::vector<std::string> got;
+    for (const auto& [name, r] : replaced)
+        got.push_back(name + " " + r.file->name + ":" + std::to_string(r.line) +
+                      (r.undef_file
+                           ? " after " + r.undef_file->name + ":" + std::to_string(r.undef_line)
+                           : ""));
+    CHECK(got == std::vector<std::string>{"LATER k.cu:28 after cleanup.cuh:2",
+                                          "RESET k.cu:5 after k.cu:2", "TWICE once.cuh:2",
+                                          "TYPO k.cu:8"});
 }
 
 TEST_CASE("Engine::prepare refuses an unread define at its shape file position or warns") {

@@ -220,8 +220,7 @@ nb::dict plan_contract(const std::string& name, const ShapeValues& shape,
     // A define the kernel never reads (or #defines again) would plan a launch of another kernel.
     if (!defines.empty()) {
         const SourceSet set = sources_of(src).load();
-        if (const SourceFile* k = set.find(c.source_name() + ".cu"))
-            require_defines_read(set, *k, defines, "kjit.plan's defines");
+        require_defines_read(set, set.kernel(c.source_name()), defines, "kjit.plan's defines");
     }
     const CasePlan p = plan_case(c, shape, dtype ? parse_dtype(*dtype) : c.dtypes.front(),
                                  defines, launch);
