@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# After the redefinition check (e2b79ff): on an H200, the eager A/B at conv1d_cl's defaults
+# After the redefinition check (79bd993): on an H200, the eager A/B at conv1d_cl's defaults
 # (eager-h200-2026-12-06/call.sh: the gpu suite, then every channel-last grid shape with and
 # without CONV_CL_EAGER); on any other card, the gpu suite twice.
 case "$(nvidia-smi --query-gpu=name --format=csv,noheader)" in
