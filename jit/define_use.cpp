@@ -4,143 +4,55 @@
 #include "core/flags.hpp"
 #include "core/names.hpp"
 #include "core/warnings.hpp"
+#include "jit/source_lines.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <ranges>
 #include <set>
 #include <string_view>
+#include <unordered_set>
 
 namespace kjit {
 
 namespace {
 
-bool ident_start(char c) {
-    return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
-}
+using Names = std::set<std::string, std::less<>>;
 
-bool ident_char(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
+/// The logical lines of each file read, lexed once however many scans read it.
+class Lines {
+  public:
+    const std::vector<LogicalLine>& of(const SourceFile& f) {
+        return lines_.try_emplace(&f, f.text).first->second.lines();
+    }
 
-/// Adds the identifiers of `text` (outside comments, string and character literals) to
+  private:
+    std::map<const SourceFile*, LogicalSource> lines_;
+};
+
+/// The identifiers a scan found, as views into the lines it read.
+using Words = std::unordered_set<std::string_view>;
+
+/// Adds the identifiers of `lines` (outside comments, string and character literals) to
 /// `names`, and those on preprocessor lines to `macros` too.
-void scan(std::string_view text, std::set<std::string_view>& names,
-          std::set<std::string_view>& macros) {
-    bool directive = false, line_start = true;
-    for (std::size_t i = 0; i < text.size();) {
-        const char c = text[i];
-        if (c == '\n') {
-            // A directive continues over a backslash-newline.
-            if (!(i > 0 && text[i - 1] == '\\'))
-                directive = false;
-            line_start = true;
-            ++i;
-            continue;
+void scan(const std::vector<LogicalLine>& lines, Words& names, std::set<std::string_view>& macros) {
+    for (const LogicalLine& l : lines)
+        for (const Token& t : l.tokens) {
+            if (t.kind != Token::Kind::identifier)
+                continue;
+            names.insert(t.text);
+            if (l.is_directive)
+                macros.insert(t.text);
         }
-        if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
-            while (i < text.size() && text[i] != '\n')
-                ++i;
-            continue;
-        }
-        if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
-            const std::size_t end = text.find("*/", i + 2);
-            i = end == std::string_view::npos ? text.size() : end + 2;
-            continue;
-        }
-        if (c == '"' || c == '\'') {
-            for (++i; i < text.size() && text[i] != c && text[i] != '\n'; ++i)
-                if (text[i] == '\\')
-                    ++i;
-            ++i;
-            line_start = false;
-            continue;
-        }
-        if (c == '#' && line_start)
-            directive = true;
-        if (ident_start(c)) {
-            const std::size_t begin = i;
-            while (i < text.size() && ident_char(text[i]))
-                ++i;
-            const std::string_view word = text.substr(begin, i - begin);
-            names.insert(word);
-            if (directive)
-                macros.insert(word);
-            line_start = false;
-            continue;
-        }
-        if (std::isdigit(static_cast<unsigned char>(c))) {
-            // A number's suffix (1e5f, 0x1Fu) is no identifier.
-            while (i < text.size() && (ident_char(text[i]) || text[i] == '.'))
-                ++i;
-            line_start = false;
-            continue;
-        }
-        if (c != ' ' && c != '\t' && c != '\r')
-            line_start = false;
-        ++i;
-    }
 }
-
-/// The text with its comments blanked (newlines kept), string and character literals as they
-/// are.
-std::string without_comments(std::string_view text) {
-    std::string out(text);
-    for (std::size_t i = 0; i < out.size();) {
-        const char c = out[i];
-        if (c == '/' && i + 1 < out.size() && (out[i + 1] == '/' || out[i + 1] == '*')) {
-            const bool line = out[i + 1] == '/';
-            // A line comment goes on over a backslash-newline.
-            std::size_t end = line ? out.find('\n', i) : out.find("*/", i + 2);
-            while (
-                line && end != std::string::npos && end > 0 &&
-                (out[end - 1] == '\\' || (out[end - 1] == '\r' && end > 1 && out[end - 2] == '\\')))
-                end = out.find('\n', end + 1);
-            const std::size_t stop = end == std::string::npos ? out.size() : line ? end : end + 2;
-            for (; i < stop; ++i)
-                if (out[i] != '\n')
-                    out[i] = ' ';
-        } else if (c == '"' || c == '\'') {
-            for (++i; i < out.size() && out[i] != c && out[i] != '\n'; ++i)
-                if (out[i] == '\\')
-                    ++i;
-            ++i;
-        } else {
-            ++i;
-        }
-    }
-    return out;
-}
-
-/// The words (identifiers, numbers) and punctuation characters of a directive's text.
-std::vector<std::string> directive_tokens(std::string_view text) {
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < text.size();) {
-        if (ident_char(text[i])) {
-            const std::size_t begin = i;
-            while (i < text.size() && ident_char(text[i]))
-                ++i;
-            out.emplace_back(text.substr(begin, i - begin));
-        } else {
-            if (!std::isspace(static_cast<unsigned char>(text[i])) && text[i] != '\\')
-                out.emplace_back(1, text[i]);
-            ++i;
-        }
-    }
-    return out;
-}
-
-} // namespace
-
-namespace {
 
 /// The walk of replaced_defines: the files of one compile in include order, the conditionals
 /// open around each line, what is known to be defined (the injected defines and NVRTC's own
 /// macros, less those #undef'd).
 class RedefinitionWalk {
   public:
-    RedefinitionWalk(const SourceSet& sources, const std::map<std::string, std::string>& defines)
-        : sources_(sources) {
+    RedefinitionWalk(const SourceSet& sources, Lines& lines,
+                     const std::map<std::string, std::string>& defines)
+        : sources_(sources), lines_(lines) {
         for (const auto& [name, value] : defines) {
             injected_.insert(name);
             defined_.insert(name);
@@ -152,26 +64,9 @@ class RedefinitionWalk {
     void file(const SourceFile& f) {
         if (!visited_.insert(&f).second)
             return;
-        const std::string clean = without_comments(f.text);
-        int line = 1;
-        for (std::size_t i = 0; i < clean.size();) {
-            // One logical line: backslash-newlines (and backslash-CR-LF) joined.
-            const int start = line;
-            std::size_t end = i;
-            for (; end < clean.size(); ++end) {
-                if (clean[end] != '\n')
-                    continue;
-                ++line;
-                const std::size_t before = end > 0 && clean[end - 1] == '\r' ? end - 1 : end;
-                if (before == 0 || clean[before - 1] != '\\')
-                    break;
-            }
-            const std::string_view logical = std::string_view(clean).substr(i, end - i);
-            i = end + 1;
-            const std::size_t hash = logical.find_first_not_of(" \t\r\f\v");
-            if (hash != std::string_view::npos && logical[hash] == '#')
-                directive(f, start, logical.substr(hash + 1));
-        }
+        for (const LogicalLine& l : lines_.of(f))
+            if (l.is_directive)
+                directive(f, l);
     }
 
     std::map<std::string, Redefinition, std::less<>> out;
@@ -183,7 +78,7 @@ class RedefinitionWalk {
     // branch being read is taken (yes), skipped (no) or cannot be told; whether an earlier
     // branch was taken, or could not be told.
     struct Frame {
-        std::set<std::string, std::less<>> tested;
+        Names tested;
         Truth branch = Truth::unknown;
         bool taken = false, unsure = false;
     };
@@ -200,8 +95,8 @@ class RedefinitionWalk {
 
     // The condition of directive `t` when it is one kjit can tell: `#ifdef N`, `#ifndef N`,
     // `#if [!]defined[(]N[)]` over what is known defined, `#if 0`, `#if (1)`, `#if false`.
-    Truth condition(const std::vector<std::string>& t) const {
-        const std::string& d = t[0];
+    Truth condition(const std::vector<std::string_view>& t) const {
+        const std::string_view d = t[0];
         if (d == "ifdef" || d == "elifdef" || d == "ifndef" || d == "elifndef") {
             const Truth known = t.size() == 2 ? defined(t[1]) : Truth::unknown;
             return d.ends_with("ndef") ? negate(known) : known;
@@ -233,15 +128,18 @@ class RedefinitionWalk {
         });
     }
 
-    void directive(const SourceFile& f, int line, std::string_view text) {
-        const std::vector<std::string> t = directive_tokens(text);
-        if (t.empty())
+    void directive(const SourceFile& f, const LogicalLine& l) {
+        const std::span<const Token> tokens = l.directive;
+        if (tokens.empty())
             return;
-        const std::string& d = t[0];
+        std::vector<std::string_view> t;
+        for (const Token& token : tokens)
+            t.push_back(token.text);
+        const std::string_view d = t[0];
         auto test = [&](Frame& frame) {
-            for (std::size_t k = 1; k < t.size(); ++k)
-                if (ident_start(t[k][0]))
-                    frame.tested.insert(t[k]);
+            for (std::size_t k = 1; k < tokens.size(); ++k)
+                if (tokens[k].kind == Token::Kind::identifier)
+                    frame.tested.emplace(tokens[k].text);
         };
         if (d == "if" || d == "ifdef" || d == "ifndef") {
             Frame frame;
@@ -272,47 +170,54 @@ class RedefinitionWalk {
         }
         if (t.size() < 2 || dead())
             return;
+        const std::string name(t[1]);
         if (d == "include" || d == "include_next") {
-            const std::size_t open = text.find_first_of("\"<");
-            const std::size_t close = open == std::string_view::npos
-                                          ? open
-                                          : text.find(text[open] == '"' ? '"' : '>', open + 1);
-            if (close != std::string_view::npos)
-                if (const SourceFile* g = sources_.find(text.substr(open + 1, close - open - 1)))
-                    file(*g);
-        } else if (d == "undef" && !handled(t[1])) {
-            undone_.insert_or_assign(t[1], std::pair{&f, line});
-            defined_.erase(t[1]);
+            const char* operand = d.data() + d.size();
+            const auto header = header_name(
+                {operand, static_cast<std::size_t>(l.text.data() + l.text.size() - operand)});
+            if (const SourceFile* g = header ? sources_.find(*header) : nullptr)
+                file(*g);
+        } else if (d == "undef" && !handled(name)) {
+            undone_.insert_or_assign(name, std::pair{&f, l.line});
+            defined_.erase(name);
         } else if (d == "define") {
-            const auto undone = undone_.find(t[1]);
-            if (injected_.contains(t[1]) && (undone != undone_.end() || !handled(t[1]))) {
-                Redefinition r{&f, line, nullptr, 0};
+            const auto undone = undone_.find(name);
+            if (injected_.contains(name) && (undone != undone_.end() || !handled(name))) {
+                Redefinition r{&f, l.line, nullptr, 0};
                 if (undone != undone_.end())
                     std::tie(r.undef_file, r.undef_line) = undone->second;
-                out.emplace(t[1], r);
+                out.emplace(name, r);
             }
             if (std::ranges::none_of(frames_,
                                      [](const Frame& fr) { return fr.branch == Truth::unknown; }))
-                defined_.insert(t[1]);
+                defined_.insert(name);
         }
     }
 
     const SourceSet& sources_;
+    Lines& lines_;
     std::set<const SourceFile*> visited_;
     std::vector<Frame> frames_;
-    std::set<std::string, std::less<>> injected_, defined_;
+    Names injected_, defined_;
     /// #undef'd: where.
     std::map<std::string, std::pair<const SourceFile*, int>, std::less<>> undone_;
 };
+
+std::map<std::string, Redefinition, std::less<>>
+replaced_defines(const SourceSet& sources, Lines& lines, const SourceFile& kernel,
+                 const std::map<std::string, std::string>& defines) {
+    RedefinitionWalk walk(sources, lines, defines);
+    walk.file(kernel);
+    return std::move(walk.out);
+}
 
 } // namespace
 
 std::map<std::string, Redefinition, std::less<>>
 replaced_defines(const SourceSet& sources, const SourceFile& kernel,
                  const std::map<std::string, std::string>& defines) {
-    RedefinitionWalk walk(sources, defines);
-    walk.file(kernel);
-    return std::move(walk.out);
+    Lines lines;
+    return replaced_defines(sources, lines, kernel, defines);
 }
 
 std::string redefined_reason(std::string_view name, const Redefinition& r, bool by_path) {
@@ -335,8 +240,10 @@ std::string unread_reason(const UnreadDefine& u, const std::string& readers) {
 }
 
 bool names_identifier(std::string_view text, std::string_view word) {
-    std::set<std::string_view> names, macros;
-    scan(text, names, macros);
+    const LogicalSource source(text);
+    Words names;
+    std::set<std::string_view> macros;
+    scan(source.lines(), names, macros);
     return names.contains(word);
 }
 
@@ -345,14 +252,18 @@ std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceF
     std::vector<UnreadDefine> out;
     if (defines.empty())
         return out;
-    std::set<std::string_view> names, macros;
-    std::vector<const SourceFile*> files = {&kernel};
+    Lines lines;
+    Words names;
+    std::set<std::string_view> macros;
+    scan(lines.of(kernel), names, macros);
     for (const SourceFile* f : sources.includable(kernel))
         if (f != &kernel)
-            files.push_back(f);
-    for (const SourceFile* f : files)
-        scan(f->text, names, macros);
-    const auto replaced = replaced_defines(sources, kernel, defines);
+            scan(lines.of(*f), names, macros);
+    // Only a define the sources read can be #defined again.
+    const bool any_read = std::ranges::any_of(
+        defines, [&](const auto& define) { return names.contains(define.first); });
+    const auto replaced = any_read ? replaced_defines(sources, lines, kernel, defines)
+                                   : std::map<std::string, Redefinition, std::less<>>{};
     for (const auto& [name, value] : defines) {
         if (names.contains(name)) {
             if (const auto r = replaced.find(name); r != replaced.end())
@@ -416,10 +327,11 @@ void refuse_unread_define(const UnreadDefine& unread, const std::string& what,
     const std::string message =
         "define " + unread.name + " (" + what + ") " + unread_reason(unread, readers);
     if (!process_flags().get_bool(kFlagAllowUnreadDefines))
-        throw ConfigError(!unread.redefined
-                              ? message + " (" + std::string(kFlagAllowUnreadDefines) +
-                                    "=1 lets through a define that only a toolkit header reads)"
-                              : message);
+        throw ConfigError(
+            message + " (" + std::string(kFlagAllowUnreadDefines) + "=1 lets it through: " +
+            (unread.redefined ? "for a conditional around the #define that kjit cannot read"
+                              : "for a define that only a toolkit header reads") +
+            ")");
     warn(message);
 }
 

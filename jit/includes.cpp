@@ -1,5 +1,7 @@
 #include "jit/includes.hpp"
 
+#include "jit/source_lines.hpp"
+
 #include <cctype>
 
 namespace kjit {
@@ -8,25 +10,6 @@ namespace {
 
 bool is_ident(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$';
-}
-
-/// The text with every backslash-newline removed (translation phase 2).
-std::string splice_lines(std::string_view raw) {
-    std::string out;
-    out.reserve(raw.size());
-    for (std::size_t i = 0; i < raw.size(); ++i) {
-        if (raw[i] == '\\') {
-            std::size_t j = i + 1;
-            if (j < raw.size() && raw[j] == '\r')
-                ++j;
-            if (j < raw.size() && raw[j] == '\n') {
-                i = j;
-                continue;
-            }
-        }
-        out += raw[i];
-    }
-    return out;
 }
 
 class Scanner {
@@ -107,16 +90,9 @@ class Scanner {
         p = skip_space(p);
         if (p >= t_.size())
             return;
-        if (t_[p] == '"' || t_[p] == '<') {
-            const char close = t_[p] == '"' ? '"' : '>';
-            const char stops[] = {close, '\n'};
-            const std::size_t end = t_.find_first_of(stops, p + 1, 2);
-            if (end != std::string::npos && t_[end] == close) {
-                out_.names.push_back(t_.substr(p + 1, end - p - 1));
-                return;
-            }
-        }
-        if (is_ident(t_[p]))
+        if (const auto name = header_name(std::string_view(t_).substr(p)))
+            out_.names.emplace_back(*name);
+        else if (is_ident(t_[p]))
             out_.computed = true;
     }
 

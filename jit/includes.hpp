@@ -16,9 +16,11 @@ struct IncludeScan {
     bool computed = false;
 };
 
-/// Scans `text` for the names it can include. The scan is textual: conditionals are not
-/// evaluated and commented-out directives count, so it names a superset of what any define set
-/// reaches (never less; line splices, `%:` and comments between `#` and `include` are handled).
+/// Scans `text` for the names it can include. The scan is textual on purpose (the names decide
+/// what a cache key covers, so a misread may only add one): conditionals are not evaluated and
+/// commented-out directives count, so it names a superset of what any define set reaches
+/// (never less; line splices, `%:` and comments between `#` and `include` are handled). The
+/// define checks read the lexed lines of jit/source_lines.hpp instead.
 IncludeScan scan_includes(std::string_view text);
 
 /// True for a conventional header name: .h .hh .hpp .hxx .cuh .inc .inl .ipp .tcc .def.

@@ -250,6 +250,30 @@ TEST_CASE("a #define in a branch no compile reads or in a continued comment repl
     CHECK(replaced.begin()->second.line == 16);
 }
 
+TEST_CASE("a #define in a raw string or in a comment after a digit separator replaces nothing") {
+    TempDir dir;
+    write_file(dir.path() / "k.cu",
+               "const char* doc = R\"x(\n#define RAW 1\n)x\";\n"  // 1-3
+               "constexpr int big = 1'000; /* a comment\n"        // 4
+               "   #define SEPARATED 1 */\n"                      // 5
+               "%:define DIGRAPH 1\n"                             // 6
+               "#define SPLICED \\\n  1\n"                        // 7-8
+               "/* a comment over\n   lines */ #define AFTER 1\n" // 9-10
+               "extern \"C\" __global__ void k(int* p) { *p = RAW + SEPARATED + DIGRAPH\n"
+               "  + SPLICED + AFTER; }\n");
+    const kjit::SourceSet set = kjit::SourceSet::from_directory(dir.path());
+    std::map<std::string, std::string> defines;
+    for (const char* name : {"RAW", "SEPARATED", "DIGRAPH", "SPLICED", "AFTER"})
+        defines[name] = "2";
+    std::vector<std::string> got;
+    for (const auto& [name, r] : kjit::replaced_defines(set, set.kernel("k"), defines))
+        got.push_back(name + ":" + std::to_string(r.line));
+    CHECK(got == std::vector<std::string>{"AFTER:10", "DIGRAPH:6", "SPLICED:7"});
+    CHECK_FALSE(
+        kjit::names_identifier("auto s = u8R\"-(TILE\n)-\"; int n = 1'0; // TILE\n", "TILE"));
+    CHECK(kjit::names_identifier("auto s = R\"(x)\"; int n = 1'0 + TILE;\n", "TILE"));
+}
+
 TEST_CASE("the conditionals kjit can tell decide which #define a compile reaches") {
     TempDir dir;
     write_file(dir.path() / "k.cu",
