@@ -354,8 +354,8 @@ FlagRegistry builtin_flags() {
     r.declare(flag(kFlagKernelDir, FlagType::string, "",
                    "read kernels from this directory instead of the embedded copies"));
     r.declare(flag(kFlagAllowUnreadDefines, FlagType::boolean, "false",
-                   "a define a shape file injects that the kernel never reads is a warning at "
-                   "prepare, not an error"));
+                   "a define a shape file injects that the kernel never reads, or #defines "
+                   "again, is a warning at prepare, not an error"));
     r.declare(flag(kFlagLedger, FlagType::boolean, "false",
                    "record every launch: kernel, geometry, registers (kjit ledger reads it)"));
     FlagSpec ledger_timing = flag("KJIT_LEDGER_TIMING", FlagType::boolean, "false",

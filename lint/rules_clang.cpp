@@ -192,9 +192,7 @@ class ClangRules {
                     }))
                     candidates.push_back(name);
             // A read define whose value the compile #defines again.
-            std::map<std::string, std::string> redefined;
-            for (const auto& [name, r] : replaced_defines(sources_, f, inj->defines))
-                redefined.emplace(name, redefined_reason(name, r, false));
+            const auto redefined = replaced_defines(sources_, f, inj->defines);
             for (const auto& [name, value] : inj->defines) {
                 const auto again = redefined.find(name);
                 if (read.contains(name) && again == redefined.end())
@@ -204,7 +202,7 @@ class ClangRules {
                 out_.push_back(
                     {inj->file, key.line, key.column, Severity::error,
                      name + "=" + value + " is injected into kernel '" + inj->spec + "' but " +
-                         (read.contains(name) ? "it " + again->second
+                         (read.contains(name) ? "it " + redefined_reason(name, again->second, false)
                                               : f.name + " never tests or expands it" +
                                                     did_you_mean(nearest(name, candidates))),
                      "KJ002"});

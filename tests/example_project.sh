@@ -83,6 +83,12 @@ expect "$b" 2 "kernels/model.toml:6:14: error: " "$kjit" audit
 expect "$b" 2 "kernels/model.toml:6:14: error: " "$kjit" specialize
 expect "$b" 2 "kernels/model.toml:6:14: error: " "$kjit" lint
 
+# A sweep file that does not parse.
+b=$(broken)
+sed -i 's/^rows = 32$/rows = 32 32/' "$b/sweeps/row_softmax.sweep.toml"
+expect "$b" 2 "sweeps/row_softmax.sweep.toml:9:11: error: " "$kjit" audit
+expect "$b" 2 "sweeps/row_softmax.sweep.toml:9:11: error: " "$kjit" sweep --dry-run
+
 # A contract whose second launch passes an argument it does not declare.
 b=$(broken)
 sed -i 's/args = \["y", "partial", "rows"\]/args = ["y", "partials", "rows"]/' "$b/contracts/splitk_gemv.toml"

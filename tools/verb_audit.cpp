@@ -9,6 +9,7 @@
 #include "lint/injections.hpp"
 #include "lint/lint.hpp"
 #include "lint/report.hpp"
+#include "tuning/sweep_spec.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -38,6 +39,13 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     std::vector<ProductionDefines> production;
     for (const lint::Injection& inj : injections)
         production.push_back({inj.spec, inj.source, inj.defines});
+    // The project's sweep files are read fail closed too (with the contracts they name): one
+    // that does not parse, or names what its contract lacks, stops the audit as `kjit sweep`.
+    if (const Project* p = sources.project_file()) {
+        (void)sources.register_contracts();
+        for (const ProjectPath& f : p->sweep_files)
+            (void)SweepSpec::load(display_path(f.path));
+    }
     // The tuned tables (the project's and those its shape files name): each entry is a
     // production define set too, compiled below; one recorded for another version of its
     // kernel, or with a define the kernel never reads, would go wrong at start-up.
