@@ -17,8 +17,9 @@ namespace kjit {
 /// point's parameter types and each name expression's lowered name in the meta, the name
 /// expressions and the default toolkit directories in the key; 5: each entry point's launch
 /// bound, `.maxntid`, in the meta; 6: a kernel without an entry point fails its compile unless
-/// the request accepts one, CompileOptions::entry_optional, which the key covers).
-inline constexpr int kCacheFormatVersion = 6;
+/// the request accepts one, CompileOptions::entry_optional, which the key covers; 7: an entry
+/// point whose launch bound is above kMaxBlockThreads fails its compile).
+inline constexpr int kCacheFormatVersion = 7;
 
 /// What a compile's key is made of, one hash per component, so that `kjit cache why` can
 /// say which component differs between two requests. `source`: the kernel's name and text;

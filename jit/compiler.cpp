@@ -2,6 +2,7 @@
 
 #include "core/names.hpp"
 #include "jit/define_use.hpp"
+#include "jit/source_lines.hpp"
 #include "jit/toolkit.hpp"
 
 #include <nvrtc.h>
@@ -52,6 +53,24 @@ class NvrtcProgram {
   private:
     nvrtcProgram prog_ = nullptr;
 };
+
+/// The line of the `__launch_bounds__` in the declaration of `entry` (a name as written, so
+/// not a mangled one) in `text`; 0 when none is found.
+int launch_bounds_line(std::string_view text, std::string_view entry) {
+    const LogicalSource source(text);
+    int bound = 0; // the last __launch_bounds__ since the end of a declaration or body
+    for (const LogicalLine& l : source.lines())
+        for (std::size_t k = 0; k < l.tokens.size(); ++k) {
+            const std::string_view t = l.tokens[k].text;
+            if (t == "__launch_bounds__")
+                bound = l.line;
+            else if (t == ";" || t == "{" || t == "}")
+                bound = 0;
+            else if (bound && t == entry && k + 1 < l.tokens.size() && l.tokens[k + 1].text == "(")
+                return bound;
+        }
+    return 0;
+}
 
 } // namespace
 
@@ -204,6 +223,23 @@ CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
                                 "function is left with these defines (one behind a false #if, "
                                 "after a byte 0xFF, in a comment left open, or a template never "
                                 "named by a name expression); there is nothing to launch",
+                     .rule = {}};
+        std::string text = d.format();
+        throw CompileError(file.kernel_name(), file.path, args, options.defines, std::move(text),
+                           {std::move(d)}, file.hash.hex());
+    }
+    // A launch bound above a block's limit: built for blocks no launch can have (a define that
+    // sizes the block, injected too large); refused here, at start-up, not at the first launch.
+    for (const EntryParams& e : out.entries) {
+        if (e.max_threads <= kMaxBlockThreads)
+            continue;
+        Diagnostic d{.path = file.path,
+                     .line = launch_bounds_line(file.text, e.entry),
+                     .message = "entry " + e.entry + " declares __launch_bounds__ of " +
+                                std::to_string(e.max_threads) + " threads a block, above the " +
+                                std::to_string(kMaxBlockThreads) +
+                                " a block can have: no launch can run it as it was built for; "
+                                "the defines that size its block are too large",
                      .rule = {}};
         std::string text = d.format();
         throw CompileError(file.kernel_name(), file.path, args, options.defines, std::move(text),

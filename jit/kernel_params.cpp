@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <climits>
 #include <sstream>
 
 namespace kjit {
@@ -205,8 +206,10 @@ std::vector<EntryParams> parse_ptx_entries(std::string_view ptx_text) {
                 rest.remove_prefix(1);
             }
             // No number read: a form this reader does not know; no bound rather than a wrong one.
-            if (dims > 0 && threads > 0 && threads <= 1024)
-                e.max_threads = static_cast<unsigned>(threads);
+            // One above a block's 1024 threads is kept as declared: compile() refuses it.
+            if (dims > 0 && threads > 0)
+                e.max_threads =
+                    static_cast<unsigned>(std::min<unsigned long long>(threads, UINT_MAX));
             break;
         }
         out.push_back(std::move(e));
@@ -232,7 +235,7 @@ std::optional<EntryParams> decode_entry_params(std::string_view text) {
         ParamType p;
         if (w.rfind("maxntid=", 0) == 0) {
             std::size_t n = 0;
-            if (!parse_size(std::string_view(w).substr(8), n) || n == 0 || n > 1024 ||
+            if (!parse_size(std::string_view(w).substr(8), n) || n == 0 || n > kMaxBlockThreads ||
                 in >> w) // the last word
                 return std::nullopt;
             e.max_threads = static_cast<unsigned>(n);

@@ -33,12 +33,16 @@ struct ParamType {
     friend bool operator==(const ParamType&, const ParamType&) = default;
 };
 
+/// The most threads a block can have, on every architecture kjit targets.
+inline constexpr unsigned kMaxBlockThreads = 1024;
+
 /// One entry point and its parameters, in order.
 struct EntryParams {
     std::string entry; ///< the name the module exports: "rms_norm", "_Z5scaleILi128EfEvPT0_S0_i"
     std::vector<ParamType> params;
     /// The most threads a block may have: `__launch_bounds__` as the PTX's `.maxntid` (or
     /// `.reqntid`) states it, the product of its dimensions; 0 when the kernel declares none.
+    /// (A compile refuses one above 1024, so a compiled entry's is at most that.)
     unsigned max_threads = 0;
     friend bool operator==(const EntryParams&, const EntryParams&) = default;
 };

@@ -542,6 +542,37 @@ TEST_SUITE("bad-input") {
         }
     }
 
+    TEST_CASE(
+        "a launch bound above 1024 threads fails the compile at its line and from the cache") {
+        // TILE = 8 builds the kernel for blocks of 2048 threads: NVRTC and ptxas accept it, and
+        // no launch could run it as built.
+        kjit::test::TempDir dir;
+        write_file(dir.path() / "k/saxpy.cu",
+                   "#ifndef TILE\n#define TILE 4\n#endif\n"
+                   "extern \"C\" __global__ void\n__launch_bounds__(TILE * 256)\n"
+                   "saxpy(float* y, float a) { y[threadIdx.x] *= a; }\n");
+        write_file(dir.path() / "k/model.toml", "[shape]\ntile = 8\n[[kernel]]\nname = \"saxpy\"\n"
+                                                "defines = { TILE = \"${tile}\" }\n");
+        const std::string src = " --src " + (dir.path() / "k").string();
+        const std::string why = "saxpy.cu:5: error: entry saxpy declares __launch_bounds__ of 2048 "
+                                "threads a block, above the 1024 a block can have";
+        Run r = run_plain("compile saxpy -D TILE=8" + src);
+        INFO(r.out);
+        CHECK(r.code == 1);
+        CHECK(contains(r.out, why));
+        CHECK(run_plain("compile saxpy -D TILE=4" + src).code == 0);
+        // With the disk cache on, twice: a record with such a bound is never served.
+        for (int i = 0; i < 2; ++i) {
+            r = kjit::test::run_kjit_in(dir.path(), "audit" + src,
+                                        "KJIT_CACHE_DIR=" + (dir.path() / "cache").string() +
+                                            " KJIT_DRIVER_LIBRARY=/nonexistent");
+            INFO(r.out);
+            CHECK(r.code == 1);
+            CHECK(contains(r.out, "audit: 1 compiled, 1 failed"));
+            CHECK(contains(r.out, why));
+        }
+    }
+
     TEST_CASE("a ledger row with a partial or negative or non-finite number is refused at its line") {
         test::TempDir dir;
         const fs::path csv = dir.path() / "l.csv";
