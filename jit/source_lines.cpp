@@ -171,9 +171,6 @@ LogicalSource::LogicalSource(std::string_view raw) {
             const auto lines_in = std::count(t.begin() + static_cast<std::ptrdiff_t>(i),
                                              t.begin() + static_cast<std::ptrdiff_t>(end), '\n');
             newlines += static_cast<int>(lines_in);
-            // A directive after a comment over lines begins on the comment's last line.
-            if (lines_in > 0 && spans.size() == current.first_token)
-                current.line = line_at(end);
             text_ += ' ';
             i = end;
             continue;
@@ -182,6 +179,9 @@ LogicalSource::LogicalSource(std::string_view raw) {
             text_ += t[i++];
             continue;
         }
+        // A line is where its first token is: a comment over lines or a splice may come first.
+        if (spans.size() == current.first_token)
+            current.line = line_at(i);
         Token::Kind kind;
         const std::size_t end = token_end(t, i, kind);
         spans.push_back({kind, text_.size(), end - i});

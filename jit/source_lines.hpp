@@ -27,7 +27,7 @@ struct Token {
 /// One logical line: its physical lines joined over backslash-newlines and over the comments and
 /// raw strings that span lines; each comment is one space, literals are as written.
 struct LogicalLine {
-    int line = 1;                  ///< the physical line it starts on, from 1
+    int line = 1;                  ///< the physical line of its first token (from 1)
     std::string_view text;         ///< without its final newline
     std::span<const Token> tokens; ///< its tokens, in order
     /// A directive (`#` or `%:` first): the tokens after that; else empty.

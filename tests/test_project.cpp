@@ -259,16 +259,18 @@ TEST_CASE("a #define in a raw string or in a comment after a digit separator rep
                "%:define DIGRAPH 1\n"                             // 6
                "#define SPLICED \\\n  1\n"                        // 7-8
                "/* a comment over\n   lines */ #define AFTER 1\n" // 9-10
+               "  \\\n#define BEHIND_SPLICE 1\n"                  // 11-12
                "extern \"C\" __global__ void k(int* p) { *p = RAW + SEPARATED + DIGRAPH\n"
-               "  + SPLICED + AFTER; }\n");
+               "  + SPLICED + AFTER + BEHIND_SPLICE; }\n");
     const kjit::SourceSet set = kjit::SourceSet::from_directory(dir.path());
     std::map<std::string, std::string> defines;
-    for (const char* name : {"RAW", "SEPARATED", "DIGRAPH", "SPLICED", "AFTER"})
+    for (const char* name : {"RAW", "SEPARATED", "DIGRAPH", "SPLICED", "AFTER", "BEHIND_SPLICE"})
         defines[name] = "2";
     std::vector<std::string> got;
     for (const auto& [name, r] : kjit::replaced_defines(set, set.kernel("k"), defines))
         got.push_back(name + ":" + std::to_string(r.line));
-    CHECK(got == std::vector<std::string>{"AFTER:10", "DIGRAPH:6", "SPLICED:7"});
+    CHECK(got ==
+          std::vector<std::string>{"AFTER:10", "BEHIND_SPLICE:12", "DIGRAPH:6", "SPLICED:7"});
     CHECK_FALSE(
         kjit::names_identifier("auto s = u8R\"-(TILE\n)-\"; int n = 1'0; // TILE\n", "TILE"));
     CHECK(kjit::names_identifier("auto s = R\"(x)\"; int n = 1'0 + TILE;\n", "TILE"));
