@@ -89,6 +89,14 @@ sed -i 's/^rows = 32$/rows = 32 32/' "$b/sweeps/row_softmax.sweep.toml"
 expect "$b" 2 "sweeps/row_softmax.sweep.toml:9:11: error: " "$kjit" audit
 expect "$b" 2 "sweeps/row_softmax.sweep.toml:9:11: error: " "$kjit" sweep --dry-run
 
+# A sweep file that injects a define its kernel never reads (MAXCOLS for MAX_COLS).
+b=$(broken)
+sed -i 's/^MAX_COLS = 4096$/MAX_COLS = 4096\nMAXCOLS = 1/' "$b/sweeps/row_softmax.sweep.toml"
+for verb in audit "sweep --dry-run"; do
+  # shellcheck disable=SC2086 # the verb and its argument
+  expect "$b" 2 "sweeps/row_softmax.sweep.toml:14:1: error: define MAXCOLS is never read.*did you mean MAX_COLS" "$kjit" $verb
+done
+
 # A contract whose second launch passes an argument it does not declare.
 b=$(broken)
 sed -i 's/args = \["y", "partial", "rows"\]/args = ["y", "partials", "rows"]/' "$b/contracts/splitk_gemv.toml"

@@ -9,7 +9,7 @@
 #include "lint/injections.hpp"
 #include "lint/lint.hpp"
 #include "lint/report.hpp"
-#include "tuning/sweep_spec.hpp"
+#include "tuning/sweep_runner.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -40,11 +40,12 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     for (const lint::Injection& inj : injections)
         production.push_back({inj.spec, inj.source, inj.defines});
     // The project's sweep files are read fail closed too (with the contracts they name): one
-    // that does not parse, or names what its contract lacks, stops the audit as `kjit sweep`.
+    // that does not parse, names what its contract lacks or injects a define its kernel never
+    // reads stops the audit as it stops `kjit sweep`.
     if (const Project* p = sources.project_file()) {
         (void)sources.register_contracts();
         for (const ProjectPath& f : p->sweep_files)
-            (void)SweepSpec::load(display_path(f.path));
+            check_sweep_defines_read(SweepSpec::load(display_path(f.path)), set);
     }
     // The tuned tables (the project's and those its shape files name): each entry is a
     // production define set too, compiled below; one recorded for another version of its

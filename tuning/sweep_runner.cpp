@@ -21,16 +21,7 @@
 
 namespace kjit {
 
-namespace {
-
-std::string spec_name(const SweepSpec& spec, const SweepVariant& v) {
-    return spec.kernel + "[" + v.label() + "]";
-}
-
-/// Every define of the sweep must be read by the kernel (an identifier in it or in the files it
-/// can include, comments and strings aside: unread_defines); otherwise the sweep would measure
-/// one kernel many times. ConfigError at the first such define in the sweep file.
-void check_defines_read(const SweepSpec& spec, const SourceSet& sources) {
+void check_sweep_defines_read(const SweepSpec& spec, const SourceSet& sources) {
     const SourceFile& kernel = [&]() -> const SourceFile& {
         try {
             return sources.kernel(spec.kernel);
@@ -56,9 +47,14 @@ void check_defines_read(const SweepSpec& spec, const SourceSet& sources) {
             "define " + first->second.name + " " +
                 unread_reason(first->second, kernel.path + " or the files it includes"),
             spec.file, first->first.first, first->first.second);
-    // The contract's [defines] go into every variant too: refused at the contract file's line
-    // (a contract written in code, such as kjit's rms_norm over a kernel of that name: at the
-    // sweep file's `kernel`).
+}
+
+namespace {
+
+/// The contract's [defines] go into every variant too: refused at the contract file's line (a
+/// contract written in code, such as kjit's rms_norm over a kernel of that name: at the sweep
+/// file's `kernel`).
+void check_contract_defines_read(const SweepSpec& spec, const SourceSet& sources) {
     std::vector<Diagnostic> unread = unread_contract_defines(spec.contract, sources);
     for (Diagnostic& d : unread)
         if (d.path.empty()) {
@@ -68,6 +64,10 @@ void check_defines_read(const SweepSpec& spec, const SourceSet& sources) {
             d.column = col;
         }
     refuse_unread_diagnostics(unread, process_flags().get_bool(kFlagAllowUnreadDefines));
+}
+
+std::string spec_name(const SweepSpec& spec, const SweepVariant& v) {
+    return spec.kernel + "[" + v.label() + "]";
 }
 
 /// A dry run's launch check: every launch of every compiled variant against its entry point's
@@ -113,7 +113,8 @@ SweepResult run_variants(const SweepSpec& spec, const SweepOptions& options,
     SourceProvider provider =
         options.sources ? options.sources->provider() : default_sources().provider();
     const auto sources = provider.current();
-    check_defines_read(spec, *sources);
+    check_sweep_defines_read(spec, *sources);
+    check_contract_defines_read(spec, *sources);
     // What every variant is compiled with: the contract's defaults and the fixed defines.
     Defines fixed = spec.contract.defines;
     for (const auto& [k, v] : spec.defines)

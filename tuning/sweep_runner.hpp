@@ -29,6 +29,14 @@ struct SweepOptions {
     std::optional<SourceChoice> sources;
 };
 
+/// Every define the sweep file injects (its [defines] and swept defines) must be read by its
+/// kernel in `sources` (unread_defines: an identifier of the kernel or the files it can
+/// include, and not #defined again), else the sweep would time one kernel many times:
+/// ConfigError at the first such define where the file writes it, or at its `kernel` when the
+/// sources lack that kernel. run_sweep checks it (and its contract's [defines]) first; kjit
+/// audit checks the project's sweep files.
+void check_sweep_defines_read(const SweepSpec& spec, const SourceSet& sources);
+
 /// Compiles every variant (in parallel, through the cache), then runs, checks and times each
 /// variant's pipeline; a variant that fails is recorded with its error and the sweep goes on.
 SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options);
