@@ -339,9 +339,13 @@ KernelContract read_contract(const TomlDocument& doc) {
                     "reference_defines", "bench_shape", "check", "digest_shapes"},
                    "the contract file");
     KernelContract c;
-    c.name = root.required("name", "the contract file").string("name");
-    if (const auto n = root.get("source"))
+    const TomlNode name = root.required("name", "the contract file");
+    c.name = name.string("name");
+    c.where["source"] = name.where();
+    if (const auto n = root.get("source")) {
         c.source = n->string("source");
+        c.where["source"] = n->where();
+    }
     c.shape_keys = root.required("shape", "the contract file").strings("shape");
     const auto dtypes = root.get("dtypes");
     c.dtypes = dtypes ? dtype_list(*dtypes) : std::vector{DType::f32};

@@ -97,6 +97,27 @@ for verb in audit "sweep --dry-run"; do
   expect "$b" 2 "sweeps/row_softmax.sweep.toml:14:1: error: define MAXCOLS is never read.*did you mean MAX_COLS" "$kjit" $verb
 done
 
+# A contract whose source names no kernel of the project (row_softmx for row_softmax).
+b=$(broken)
+sed -i 's/^name = "row_softmax"$/name = "row_softmax"\nsource = "row_softmx"/' "$b/contracts/row_softmax.toml"
+for verb in audit check "sweep --dry-run"; do
+  # shellcheck disable=SC2086 # the verb and its argument
+  expect "$b" 2 "contracts/row_softmax.toml:[0-9]+:10: error: contract 'row_softmax' names source 'row_softmx', which is no kernel of the sources.*did you mean row_softmax" "$kjit" $verb
+done
+
+# Contracts without a [[check]] case: kjit check would compare nothing.
+b=$(broken)
+for f in "$b"/contracts/*.toml; do
+  python3 - "$f" <<'PY'
+import sys
+path = sys.argv[1]
+text = open(path).read()
+cut = text.find("[[check]]")
+open(path, "w").write(text if cut < 0 else text[:cut])
+PY
+done
+expect "$b" 1 "declare no \[\[check\]\] case: nothing would be launched or compared" "$kjit" check
+
 # A contract whose second launch passes an argument it does not declare.
 b=$(broken)
 sed -i 's/args = \["y", "partial", "rows"\]/args = ["y", "partials", "rows"]/' "$b/contracts/splitk_gemv.toml"

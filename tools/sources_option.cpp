@@ -40,6 +40,25 @@ const std::vector<std::string>& SourceOptions::register_contracts() const {
         contracts_.emplace();
         if (const Project* p = project_file())
             *contracts_ = register_project_contracts(*p);
+        // Over the project's own kernels, each contract's source must be one of them: else
+        // every verb that plans a case fails far from the contract's `source` line.
+        if (!contracts_->empty() && choice().origin == SourceOrigin::project) {
+            const SourceSet set = load();
+            std::vector<std::string> kernels;
+            for (const SourceFile* k : set.kernels())
+                kernels.push_back(k->kernel_name());
+            for (const std::string& name : *contracts_) {
+                const KernelContract& c = kernel_contract(name);
+                if (set.find(c.source_name() + ".cu"))
+                    continue;
+                const auto at = c.where.find("source");
+                throw ConfigError("contract '" + name + "' names source '" + c.source_name() +
+                                      "', which is no kernel of the sources (" + choice().text +
+                                      ")" + did_you_mean(nearest(c.source_name(), kernels)) +
+                                      " (known: " + join(kernels) + ")",
+                                  at == c.where.end() ? SourceLocation{} : at->second);
+            }
+        }
     }
     return *contracts_;
 }

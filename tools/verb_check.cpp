@@ -1,5 +1,7 @@
 #include "tools/verbs.hpp"
 
+#include "core/names.hpp"
+
 #include "kernels/launch_case.hpp"
 #include "kernels/registry.hpp"
 #include "runtime/context.hpp"
@@ -170,6 +172,23 @@ int run_check(const CheckArgs& args) {
         if (applies)
             cases.push_back(std::move(c));
     }
+    // A project contract without a [[check]] case is checked by nothing.
+    std::vector<std::string> unchecked;
+    for (const std::string& name : own)
+        if (std::none_of(cases.begin(), cases.end(),
+                         [&](const CheckCase& c) { return c.kernel == name; }))
+            unchecked.push_back(name);
+    if (cases.empty() && !own.empty()) {
+        std::printf("\nlaunch checks: the project's contracts (%s) declare no [[check]] case: "
+                    "nothing would be launched or compared; add [[check]] cases "
+                    "(docs/contracts.md)\n",
+                    join(own).c_str());
+        return kFindings;
+    }
+    for (const std::string& name : unchecked)
+        std::printf("note: contract '%s' declares no [[check]] case: kjit check launches nothing "
+                    "of it\n",
+                    name.c_str());
     if (cases.empty()) {
         std::printf("\nlaunch checks: no kernel contract names a kernel of the sources (%s): "
                     "nothing to launch\n",
