@@ -11,6 +11,7 @@
 #include <set>
 #include <string_view>
 #include <unordered_set>
+#include <utility>
 
 namespace kjit {
 
@@ -47,12 +48,13 @@ void scan(const std::vector<LogicalLine>& lines, Words& names, std::set<std::str
 
 /// The walk of replaced_defines: the files of one compile in include order, the conditionals
 /// open around each line, what is known to be defined (the injected defines and NVRTC's own
-/// macros, less those #undef'd).
+/// macros, less those #undef'd). With `live`, the identifiers of every line a compile can read
+/// (not in a branch known to be skipped, `#if 0` and the like) are added to it.
 class RedefinitionWalk {
   public:
     RedefinitionWalk(const SourceSet& sources, Lines& lines,
-                     const std::map<std::string, std::string>& defines)
-        : sources_(sources), lines_(lines) {
+                     const std::map<std::string, std::string>& defines, Words* live = nullptr)
+        : sources_(sources), lines_(lines), live_(live) {
         for (const auto& [name, value] : defines) {
             injected_.insert(name);
             defined_.insert(name);
@@ -64,10 +66,15 @@ class RedefinitionWalk {
     void file(const SourceFile& f) {
         if (!visited_.insert(&f).second)
             return;
-        for (const LogicalLine& l : lines_.of(f))
+        for (const LogicalLine& l : lines_.of(f)) {
             if (l.is_directive)
                 directive(f, l);
+            else if (!dead())
+                read(l.tokens);
+        }
     }
+
+    [[nodiscard]] bool visited(const SourceFile& f) const { return visited_.contains(&f); }
 
     std::map<std::string, Redefinition, std::less<>> out;
 
@@ -116,8 +123,18 @@ class RedefinitionWalk {
         return Truth::unknown;
     }
 
-    bool dead() const {
-        return std::ranges::any_of(frames_, [](const Frame& f) { return f.branch == Truth::no; });
+    // Whether a branch known to be skipped is open (`outer`: leaving out the innermost that many).
+    bool dead(std::size_t outer = 0) const {
+        const std::size_t n = frames_.size() - std::min(outer, frames_.size());
+        return std::any_of(frames_.begin(), frames_.begin() + static_cast<std::ptrdiff_t>(n),
+                           [](const Frame& f) { return f.branch == Truth::no; });
+    }
+
+    void read(std::span<const Token> tokens) {
+        if (live_)
+            for (const Token& t : tokens)
+                if (t.kind == Token::Kind::identifier)
+                    live_->insert(t.text);
     }
 
     // Whether an open conditional that kjit cannot tell tests `name`: its author handles an
@@ -136,6 +153,12 @@ class RedefinitionWalk {
         for (const Token& token : tokens)
             t.push_back(token.text);
         const std::string_view d = t[0];
+        // What the directive reads: a conditional's names where its enclosing branch is read (an
+        // #elif's where the one it continues is), any other directive's where it is read.
+        const bool opens = d == "if" || d == "ifdef" || d == "ifndef";
+        const bool continues = d.starts_with("elif") || d == "else" || d == "endif";
+        if (opens ? !dead() : continues ? !dead(1) : !dead())
+            read(tokens.subspan(1));
         auto test = [&](Frame& frame) {
             for (std::size_t k = 1; k < tokens.size(); ++k)
                 if (tokens[k].kind == Token::Kind::identifier)
@@ -196,6 +219,7 @@ class RedefinitionWalk {
 
     const SourceSet& sources_;
     Lines& lines_;
+    Words* live_;
     std::set<const SourceFile*> visited_;
     std::vector<Frame> frames_;
     Names injected_, defined_;
@@ -203,21 +227,15 @@ class RedefinitionWalk {
     std::map<std::string, std::pair<const SourceFile*, int>, std::less<>> undone_;
 };
 
-std::map<std::string, Redefinition, std::less<>>
-replaced_defines(const SourceSet& sources, Lines& lines, const SourceFile& kernel,
-                 const std::map<std::string, std::string>& defines) {
-    RedefinitionWalk walk(sources, lines, defines);
-    walk.file(kernel);
-    return std::move(walk.out);
-}
-
 } // namespace
 
 std::map<std::string, Redefinition, std::less<>>
 replaced_defines(const SourceSet& sources, const SourceFile& kernel,
                  const std::map<std::string, std::string>& defines) {
     Lines lines;
-    return replaced_defines(sources, lines, kernel, defines);
+    RedefinitionWalk walk(sources, lines, defines);
+    walk.file(kernel);
+    return std::move(walk.out);
 }
 
 std::string redefined_reason(std::string_view name, const Redefinition& r, bool by_path) {
@@ -235,8 +253,13 @@ std::string redefined_reason(std::string_view name, const Redefinition& r, bool 
 }
 
 std::string unread_reason(const UnreadDefine& u, const std::string& readers) {
-    return u.redefined ? redefined_reason(u.name, *u.redefined, true)
-                       : "is never read by " + readers + did_you_mean(u.nearest);
+    if (u.redefined)
+        return redefined_reason(u.name, *u.redefined, true);
+    if (u.only_skipped)
+        return "is read by " + readers +
+               " only in branches the compile skips (#if 0, #ifndef of a define it injects, "
+               "#ifdef of one it #undefs)";
+    return "is never read by " + readers + did_you_mean(u.nearest);
 }
 
 bool names_identifier(std::string_view text, std::string_view word) {
@@ -252,23 +275,32 @@ std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceF
     std::vector<UnreadDefine> out;
     if (defines.empty())
         return out;
+    // The names read: those of the lines the compile can reach, walking the kernel and the
+    // #includes it follows, and every name of the other files it can include (a header found
+    // through an include directory, a computed #include: not walked, so read whole).
     Lines lines;
     Words names;
-    std::set<std::string_view> macros;
-    scan(lines.of(kernel), names, macros);
-    for (const SourceFile* f : sources.includable(kernel))
-        if (f != &kernel)
+    RedefinitionWalk walk(sources, lines, defines, &names);
+    walk.file(kernel);
+    const auto includable = sources.includable(kernel);
+    std::set<std::string_view> macros; // of every file, for the nearest name; read when needed
+    for (const SourceFile* f : includable)
+        if (!walk.visited(*f))
             scan(lines.of(*f), names, macros);
-    // Only a define the sources read can be #defined again.
-    const bool any_read = std::ranges::any_of(
-        defines, [&](const auto& define) { return names.contains(define.first); });
-    const auto replaced = any_read ? replaced_defines(sources, lines, kernel, defines)
-                                   : std::map<std::string, Redefinition, std::less<>>{};
+    Words all;
+    bool all_read = false;
+    const auto& replaced = walk.out;
     for (const auto& [name, value] : defines) {
         if (names.contains(name)) {
             if (const auto r = replaced.find(name); r != replaced.end())
                 out.push_back({name, {}, r->second});
             continue;
+        }
+        // Every name and macro of the files it can include, skipped branches too.
+        if (!std::exchange(all_read, true)) {
+            scan(lines.of(kernel), all, macros);
+            for (const SourceFile* f : includable)
+                scan(lines.of(*f), all, macros);
         }
         std::vector<std::string> candidates;
         for (const std::string_view m : macros)
@@ -276,7 +308,7 @@ std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceF
                 m != "defined" && m != "include" && m != "pragma" && m != "else" &&
                 m != "elif" && m != "undef")
                 candidates.emplace_back(m);
-        out.push_back({name, nearest(name, candidates), {}});
+        out.push_back({name, nearest(name, candidates), {}, all.contains(name)});
     }
     return out;
 }

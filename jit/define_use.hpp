@@ -30,6 +30,9 @@ struct UnreadDefine {
     std::string name;
     std::vector<std::string> nearest; ///< macros the sources do name that are close to it
     std::optional<Redefinition> redefined;
+    /// Named, but only in branches the compile is known to skip (`#if 0`, `#ifndef X` with X
+    /// injected).
+    bool only_skipped = false;
 };
 
 /// What becomes of define `u.name`, after "define NAME": "is never read by READERS" with the
@@ -59,8 +62,10 @@ replaced_defines(const SourceSet& sources, const SourceFile& kernel,
 bool names_identifier(std::string_view text, std::string_view word);
 
 /// The defines of `defines` whose name occurs as an identifier in none of the files `kernel`
-/// compiles with (the kernel and sources.includable(kernel)), or that the compile #defines
-/// again (replaced_defines), in name order.
+/// compiles with (the kernel and sources.includable(kernel)) outside the branches the compile
+/// is known to skip (replaced_defines follows the conditionals it can tell, and the names of
+/// those skipped do not count), or that the compile #defines again (replaced_defines), in name
+/// order.
 std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceFile& kernel,
                                          const std::map<std::string, std::string>& defines);
 

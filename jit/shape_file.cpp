@@ -7,6 +7,7 @@
 #include "jit/project.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 namespace kjit {
@@ -214,6 +215,79 @@ std::string substitute(const std::string& value, const ModelShape& shape, const 
     }
     return v;
 }
+/// The first binary arithmetic operator of `value` outside parentheses (`${...}` an operand),
+/// e.g. "+" of "${block} + 256"; "" when there is none. A macro expands as text, so such a
+/// value changes meaning inside the source's own expressions (`BLOCK / 32`).
+std::string open_operator(std::string_view value) {
+    int depth = 0;
+    bool operand = false; // whether the token before is an operand
+    for (std::size_t i = 0; i < value.size();) {
+        const char c = value[i];
+        if (c == ' ' || c == '\t') {
+            ++i;
+            continue;
+        }
+        if (value.compare(i, 2, "${") == 0) {
+            const std::size_t end = value.find('}', i);
+            i = end == std::string_view::npos ? value.size() : end + 1;
+            operand = true;
+            continue;
+        }
+        if (c == '"' || c == '\'') { // a literal, escapes skipped
+            for (++i; i < value.size() && value[i] != c; ++i)
+                if (value[i] == '\\')
+                    ++i;
+            ++i;
+            operand = true;
+            continue;
+        }
+        if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.') {
+            // An identifier, or a number (`1e-5`, `0x1p-3`: a sign after its exponent is in it).
+            const bool number = std::isdigit(static_cast<unsigned char>(c)) || c == '.';
+            for (++i; i < value.size(); ++i) {
+                const char d = value[i], before = value[i - 1];
+                const bool exponent_sign =
+                    number && (d == '+' || d == '-') &&
+                    (before == 'e' || before == 'E' || before == 'p' || before == 'P');
+                if (!(std::isalnum(static_cast<unsigned char>(d)) || d == '_' || d == '.' ||
+                      exponent_sign))
+                    break;
+            }
+            operand = true;
+            continue;
+        }
+        if (c == '(' || c == '[') {
+            ++depth;
+            operand = false;
+        } else if (c == ')' || c == ']') {
+            --depth;
+            operand = true;
+        } else {
+            std::string op(1, c);
+            if (i + 1 < value.size() &&
+                ((c == '<' || c == '>' || c == '&' || c == '|') && value[i + 1] == c))
+                op += c;
+            const bool arithmetic = op == "+" || op == "-" || op == "*" || op == "/" || op == "%" ||
+                                    op == "<<" || op == ">>" || op == "&" || op == "|" ||
+                                    op == "^" || op == "&&" || op == "||";
+            // Binary: an operand on each side (`float*` and `-1` are no such thing).
+            std::size_t next = i + op.size();
+            while (next < value.size() && (value[next] == ' ' || value[next] == '\t'))
+                ++next;
+            if (arithmetic && operand && depth == 0 && next < value.size() &&
+                (std::isalnum(static_cast<unsigned char>(value[next])) || value[next] == '_' ||
+                 value[next] == '(' || value[next] == '$' || value[next] == '.' ||
+                 value[next] == '-' || value[next] == '+' || value[next] == '~' ||
+                 value[next] == '!'))
+                return op;
+            i += op.size();
+            operand = false;
+            continue;
+        }
+        ++i;
+    }
+    return "";
+}
 } // namespace
 
 std::map<std::string, std::string> resolve_defines(const KernelSpec& spec,
@@ -221,9 +295,12 @@ std::map<std::string, std::string> resolve_defines(const KernelSpec& spec,
     std::map<std::string, std::string> out;
     for (const auto& [define, value] : spec.defines) {
         const std::string& name = define; // clang 14: no lambda capture of a structured binding
-        out[name] = substitute(value, shape, [&](const std::string& problem) {
-            define_error(spec, name, problem);
-        });
+        const auto fail = [&](const std::string& problem) { define_error(spec, name, problem); };
+        if (const std::string op = open_operator(value); !op.empty())
+            fail("is '" + value + "', an expression with '" + op +
+                 "' outside parentheses: a define expands as text, so the source's own " + name +
+                 " / 2 would read '" + value + " / 2'; write '(" + value + ")'");
+        out[name] = substitute(value, shape, fail);
     }
     return out;
 }

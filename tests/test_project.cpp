@@ -153,6 +153,29 @@ TEST_CASE("one precedence: flag then KJIT_KERNEL_DIR then the project file then 
                    "kjit lint reads kernel sources on disk and has none: "));
 }
 
+TEST_CASE("a define value with an operator outside parentheses is refused before it is injected") {
+    // A define expands as text: "${block} + 256" makes the source's BLOCK / 32 read
+    // 256 + 256 / 32.
+    const kjit::ModelShape shape{{{"block", 256}, {"split", 4}}};
+    const auto resolve = [&](const std::string& value) {
+        kjit::KernelSpec spec;
+        spec.name = "k";
+        spec.defines["BLOCK"] = value;
+        return kjit::resolve_defines(spec, shape).at("BLOCK");
+    };
+    for (const char* bad : {"${block} + 256", "${block}*${split}", "1 << 4", "${block} / 2",
+                            "(${block}) - 1", "a && b"}) {
+        INFO(bad);
+        CHECK(contains(config_error([&] { (void)resolve(bad); }),
+                       "outside parentheses: a define expands as text"));
+    }
+    CHECK(resolve("(${block} + 256)") == "(256 + 256)");
+    for (const char* good : {"-1", "-${block}", "1e-5f", "0x1p-3", "float*", "const float *",
+                             "unsigned int", "std::array<float, 4>", "__nv_bfloat16", "(1 << 4)",
+                             "f(${block} * 2)", "a[${split} - 1]", "\"x-y\""})
+        CHECK_NOTHROW((void)resolve(good));
+}
+
 TEST_CASE("a shape file naming a kernel the sources lack is an error at its source key") {
     TempDir dir;
     write_project(dir.path(), "[[kernel]]\nname = \"wide\"\nsource = \"scael\"\n");
@@ -179,6 +202,32 @@ TEST_CASE("an injected define the source never names is found by a text check") 
     CHECK(unread[0].name == "SPLITK");
     CHECK(unread[0].nearest == std::vector<std::string>{"SPLIT_K"});
     CHECK_FALSE(unread[0].redefined);
+}
+
+TEST_CASE("a define read only in branches the compile skips is not read") {
+    // A knob left in an `#if 0` block: every sweep variant would be the same kernel.
+    TempDir dir;
+    write_file(dir.path() / "k.cu", "#if 0\nint a = DEAD_ONLY;\n#endif\n"
+                                    "#ifndef TILE\n#define TILE 4\nint b = GUARDED_ONLY;\n#endif\n"
+                                    "#ifdef MAYBE\nint c = UNKNOWN_BRANCH;\n#endif\n"
+                                    "#if 0\n#elif 1\nint d = ELIF_TAKEN;\n#endif\n"
+                                    "#include \"h.cuh\"\n"
+                                    "extern \"C\" __global__ void k(int* p) { *p = TILE; }\n");
+    write_file(dir.path() / "h.cuh", "#if 0\n#include \"dead.cuh\"\n#endif\n");
+    write_file(dir.path() / "dead.cuh", "int e = IN_DEAD_HEADER;\n"); // not walked: read whole
+    const kjit::SourceSet set = kjit::SourceSet::from_directory(dir.path());
+    std::map<std::string, std::string> defines;
+    for (const char* name :
+         {"DEAD_ONLY", "TILE", "GUARDED_ONLY", "UNKNOWN_BRANCH", "ELIF_TAKEN", "IN_DEAD_HEADER"})
+        defines[name] = "8";
+    const auto unread = kjit::unread_defines(set, set.kernel("k"), defines);
+    REQUIRE(unread.size() == 2);
+    CHECK(unread[0].name == "DEAD_ONLY");
+    CHECK(unread[0].only_skipped);
+    CHECK(unread[1].name == "GUARDED_ONLY");
+    CHECK(unread[1].only_skipped);
+    CHECK(contains(kjit::unread_reason(unread[0], "k.cu"),
+                   "is read by k.cu only in branches the compile skips"));
 }
 
 TEST_CASE("an injected define the compile #defines again with no #if testing it is found") {
