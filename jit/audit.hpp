@@ -49,9 +49,11 @@ struct AuditSummary {
     std::size_t stale_tuned = 0;
     /// The project's contract files' [defines] and [[check]] defines their kernel never reads.
     std::size_t contract_findings = 0;
+    /// The project's sweep files' defines their kernel never reads (or #defines again).
+    std::size_t sweep_findings = 0;
     [[nodiscard]] bool passed() const {
-        return failed == 0 && findings == 0 && fresh != AuditFreshness::stale &&
-               stale_tuned == 0 && contract_findings == 0;
+        return failed == 0 && findings == 0 && fresh != AuditFreshness::stale && stale_tuned == 0 &&
+               contract_findings == 0 && sweep_findings == 0;
     }
 };
 

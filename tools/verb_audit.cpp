@@ -40,12 +40,20 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     for (const lint::Injection& inj : injections)
         production.push_back({inj.spec, inj.source, inj.defines});
     // The project's sweep files are read fail closed too (with the contracts they name): one
-    // that does not parse, names what its contract lacks or injects a define its kernel never
-    // reads stops the audit as it stops `kjit sweep`.
+    // that does not parse or names what its contract lacks stops the audit as it stops
+    // `kjit sweep`; a define its kernel never reads is a finding, reported after the lint
+    // (whose findings may be its cause: a default #defined with no guard).
+    std::vector<std::string> sweep_lines;
     if (const Project* p = sources.project_file()) {
         (void)sources.register_contracts();
-        for (const ProjectPath& f : p->sweep_files)
-            check_sweep_defines_read(SweepSpec::load(display_path(f.path)), set);
+        for (const ProjectPath& f : p->sweep_files) {
+            const SweepSpec spec = SweepSpec::load(display_path(f.path));
+            try {
+                check_sweep_defines_read(spec, set);
+            } catch (const ConfigError& e) {
+                sweep_lines.emplace_back(e.what());
+            }
+        }
     }
     // The tuned tables (the project's and those its shape files name): each entry is a
     // production define set too, compiled below; one recorded for another version of its
@@ -171,6 +179,9 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     for (const std::string& line : tuned_lines)
         std::printf("%s\n", line.c_str());
     summary.stale_tuned = tuned_findings;
+    for (const std::string& line : sweep_lines)
+        std::printf("%s\n", line.c_str());
+    summary.sweep_findings = sweep_lines.size();
     std::fflush(stdout);
 
     std::vector<CompileRequest> requests;
@@ -205,16 +216,18 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
             std::cerr << "  " << e.what() << '\n';
         }
     }
-    std::printf("audit: %zu compiled, %zu failed; lint: %zu finding(s); fresh: %s%s%s\n",
-                summary.compiled, summary.failed, summary.findings, freshness_name(summary.fresh),
-                summary.contract_findings == 0
-                    ? ""
-                    : ("; contracts: " + std::to_string(summary.contract_findings) +
-                       " finding(s)")
-                          .c_str(),
-                tables.empty() && tuned_findings == 0
-                    ? ""
-                    : ("; tuned: " + std::to_string(summary.stale_tuned) + " finding(s)").c_str());
+    std::printf(
+        "audit: %zu compiled, %zu failed; lint: %zu finding(s); fresh: %s%s%s%s\n",
+        summary.compiled, summary.failed, summary.findings, freshness_name(summary.fresh),
+        summary.contract_findings == 0
+            ? ""
+            : ("; contracts: " + std::to_string(summary.contract_findings) + " finding(s)").c_str(),
+        tables.empty() && tuned_findings == 0
+            ? ""
+            : ("; tuned: " + std::to_string(summary.stale_tuned) + " finding(s)").c_str(),
+        summary.sweep_findings == 0
+            ? ""
+            : ("; sweeps: " + std::to_string(summary.sweep_findings) + " finding(s)").c_str());
     return summary.passed() ? kOk : kFindings;
 }
 
