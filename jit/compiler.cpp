@@ -212,38 +212,37 @@ CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
     if (!ptx.empty() && ptx.back() == '\0')
         ptx.pop_back();
     out.entries = parse_ptx_entries(ptx);
+    // A finding about the source, as a compile error is: the same error (and exit code) whether
+    // the compile ran here or in a worker.
+    const auto refuse = [&](Diagnostic d) {
+        std::string text = d.format();
+        throw CompileError(file.kernel_name(), file.path, args, options.defines, std::move(text),
+                           {std::move(d)}, file.hash.hex());
+    };
     // A file of templates is instantiated by the name expressions of a launch (the Engine's
     // instantiations): compiled without them, as the audit does, it has no entry point yet.
     if (out.entries.empty() && !options.entry_optional &&
         (!options.name_expressions.empty() || !names_identifier(file.text, "template"))) {
-        // A finding about the source, as a compile error is: the same error (and exit code)
-        // whether the compile ran here or in a worker.
-        Diagnostic d{.path = file.path,
-                     .message = "the kernel source compiles to no entry point: no __global__ "
-                                "function is left with these defines (one behind a false #if, "
-                                "after a byte 0xFF, in a comment left open, or a template never "
-                                "named by a name expression); there is nothing to launch",
-                     .rule = {}};
-        std::string text = d.format();
-        throw CompileError(file.kernel_name(), file.path, args, options.defines, std::move(text),
-                           {std::move(d)}, file.hash.hex());
+        refuse({.path = file.path,
+                .message = "the kernel source compiles to no entry point: no __global__ "
+                           "function is left with these defines (one behind a false #if, "
+                           "after a byte 0xFF, in a comment left open, or a template never "
+                           "named by a name expression); there is nothing to launch",
+                .rule = {}});
     }
     // A launch bound above a block's limit: built for blocks no launch can have (a define that
     // sizes the block, injected too large); refused here, at start-up, not at the first launch.
     for (const EntryParams& e : out.entries) {
         if (e.max_threads <= kMaxBlockThreads)
             continue;
-        Diagnostic d{.path = file.path,
-                     .line = launch_bounds_line(file.text, e.entry),
-                     .message = "entry " + e.entry + " declares __launch_bounds__ of " +
-                                std::to_string(e.max_threads) + " threads a block, above the " +
-                                std::to_string(kMaxBlockThreads) +
-                                " a block can have: no launch can run it as it was built for; "
-                                "the defines that size its block are too large",
-                     .rule = {}};
-        std::string text = d.format();
-        throw CompileError(file.kernel_name(), file.path, args, options.defines, std::move(text),
-                           {std::move(d)}, file.hash.hex());
+        refuse({.path = file.path,
+                .line = launch_bounds_line(file.text, e.entry),
+                .message = "entry " + e.entry + " declares __launch_bounds__ of " +
+                           std::to_string(e.max_threads) + " threads a block, above the " +
+                           std::to_string(kMaxBlockThreads) +
+                           " a block can have: no launch can run it as it was built for; "
+                           "the defines that size its block are too large",
+                .rule = {}});
     }
     if (options.ptx)
         out.ptx = std::move(ptx);
