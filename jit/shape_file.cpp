@@ -5,6 +5,7 @@
 #include "core/toml.hpp"
 #include "jit/compile_options.hpp"
 #include "jit/project.hpp"
+#include "jit/source_lines.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -219,72 +220,53 @@ std::string substitute(const std::string& value, const ModelShape& shape, const 
 /// e.g. "+" of "${block} + 256"; "" when there is none. A macro expands as text, so such a
 /// value changes meaning inside the source's own expressions (`BLOCK / 32`).
 std::string open_operator(std::string_view value) {
-    int depth = 0;
-    bool operand = false; // whether the token before is an operand
+    std::string text; // each ${...} an operand
     for (std::size_t i = 0; i < value.size();) {
-        const char c = value[i];
-        if (c == ' ' || c == '\t') {
-            ++i;
-            continue;
-        }
         if (value.compare(i, 2, "${") == 0) {
             const std::size_t end = value.find('}', i);
             i = end == std::string_view::npos ? value.size() : end + 1;
+            text += '0';
+        } else {
+            text += value[i++];
+        }
+    }
+    const LogicalSource source(text);
+    std::vector<Token> tokens;
+    for (const LogicalLine& line : source.lines())
+        tokens.insert(tokens.end(), line.tokens.begin(), line.tokens.end());
+    int depth = 0;
+    bool operand = false; // whether the token before is an operand
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        const std::string_view t = tokens[i].text;
+        if (tokens[i].kind != Token::Kind::punctuator) {
             operand = true;
             continue;
         }
-        if (c == '"' || c == '\'') { // a literal, escapes skipped
-            for (++i; i < value.size() && value[i] != c; ++i)
-                if (value[i] == '\\')
-                    ++i;
-            ++i;
-            operand = true;
-            continue;
-        }
-        if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.') {
-            // An identifier, or a number (`1e-5`, `0x1p-3`: a sign after its exponent is in it).
-            const bool number = std::isdigit(static_cast<unsigned char>(c)) || c == '.';
-            for (++i; i < value.size(); ++i) {
-                const char d = value[i], before = value[i - 1];
-                const bool exponent_sign =
-                    number && (d == '+' || d == '-') &&
-                    (before == 'e' || before == 'E' || before == 'p' || before == 'P');
-                if (!(std::isalnum(static_cast<unsigned char>(d)) || d == '_' || d == '.' ||
-                      exponent_sign))
-                    break;
-            }
-            operand = true;
-            continue;
-        }
-        if (c == '(' || c == '[') {
+        if (t == "(" || t == "[") {
             ++depth;
             operand = false;
-        } else if (c == ')' || c == ']') {
-            --depth;
-            operand = true;
-        } else {
-            std::string op(1, c);
-            if (i + 1 < value.size() &&
-                ((c == '<' || c == '>' || c == '&' || c == '|') && value[i + 1] == c))
-                op += c;
-            const bool arithmetic = op == "+" || op == "-" || op == "*" || op == "/" || op == "%" ||
-                                    op == "<<" || op == ">>" || op == "&" || op == "|" ||
-                                    op == "^" || op == "&&" || op == "||";
-            // Binary: an operand on each side (`float*` and `-1` are no such thing).
-            std::size_t next = i + op.size();
-            while (next < value.size() && (value[next] == ' ' || value[next] == '\t'))
-                ++next;
-            if (arithmetic && operand && depth == 0 && next < value.size() &&
-                (std::isalnum(static_cast<unsigned char>(value[next])) || value[next] == '_' ||
-                 value[next] == '(' || value[next] == '$' || value[next] == '.' ||
-                 value[next] == '-' || value[next] == '+' || value[next] == '~' ||
-                 value[next] == '!'))
-                return op;
-            i += op.size();
-            operand = false;
             continue;
         }
-        ++i;
+        if (t == ")" || t == "]") {
+            --depth;
+            operand = true;
+            continue;
+        }
+        std::string op(t);
+        if ((t == "<" || t == ">" || t == "&" || t == "|") && i + 1 < tokens.size() &&
+            tokens[i + 1].text == t && tokens[i + 1].text.data() == t.data() + 1)
+            op += tokens[++i].text;
+        const bool arithmetic = op == "+" || op == "-" || op == "*" || op == "/" || op == "%" ||
+                                op == "<<" || op == ">>" || op == "&" || op == "|" || op == "^" ||
+                                op == "&&" || op == "||";
+        // Binary: an operand on each side (`float*` and `-1` are no such thing).
+        if (arithmetic && operand && depth == 0 && i + 1 < tokens.size()) {
+            const Token& next = tokens[i + 1];
+            if (next.kind != Token::Kind::punctuator || next.text == "(" || next.text == "-" ||
+                next.text == "+" || next.text == "~" || next.text == "!")
+                return op;
+        }
+        operand = false;
     }
     return "";
 }
