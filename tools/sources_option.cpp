@@ -43,7 +43,7 @@ const std::vector<std::string>& SourceOptions::register_contracts() const {
         // Over the project's own kernels, each contract's source must be one of them: else
         // every verb that plans a case fails far from the contract's `source` line.
         if (!contracts_->empty() && choice().origin == SourceOrigin::project) {
-            const SourceSet set = load();
+            const SourceSet& set = load();
             std::vector<std::string> kernels;
             for (const SourceFile* k : set.kernels())
                 kernels.push_back(k->kernel_name());
@@ -63,11 +63,17 @@ const std::vector<std::string>& SourceOptions::register_contracts() const {
     return *contracts_;
 }
 
+const SourceSet& SourceOptions::load() const {
+    if (!set_)
+        set_.emplace(choice().load());
+    return *set_;
+}
+
 const KernelContract& SourceOptions::contract(std::string_view kernel) const {
     (void)register_contracts();
     if (const KernelContract* c = find_contract(kernel))
         return *c;
-    const SourceSet set = load();
+    const SourceSet& set = load();
     std::vector<std::string> names;
     for (const KernelContract* c : kernel_contracts())
         if (set.find(c->source_name() + ".cu"))

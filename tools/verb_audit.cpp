@@ -31,7 +31,7 @@ struct AuditArgs {
 int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
               const std::vector<std::string>& arch_option, const CacheOptions& cache_options) {
     const SourceChoice& choice = sources.choice();
-    const SourceSet set = choice.load();
+    const SourceSet& set = sources.load();
     require_kernels(set, choice);
     // Every shape file is read against the sources, fail closed: one that does not parse, names
     // a kernel the sources lack or a `${}` the shape lacks stops the audit at its file:line:col.

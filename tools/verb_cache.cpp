@@ -236,7 +236,7 @@ int run_clear(const CacheArgs& args) {
 }
 
 int run_why(const CacheArgs& args) {
-    const SourceSet set = args.sources.load();
+    const SourceSet& set = args.sources.load();
     CompileOptions options;
     options.arch = args.arch;
     options.toolkit_headers = true; // as kjit compile and the Engine

@@ -163,7 +163,7 @@ int run_check(const CheckArgs& args) {
     // contracts whose kernel the sources hold (in a user's project kjit's own contracts,
     // rms_norm, ..., name kernels it does not have). Every case is planned first: a contract
     // mistake shows without a GPU too.
-    const SourceSet sources = args.sources.load();
+    const SourceSet& sources = args.sources.load();
     std::vector<CheckCase> cases;
     for (CheckCase& c : default_check_cases()) {
         const bool applies = own.empty()

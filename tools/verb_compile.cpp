@@ -33,7 +33,7 @@ void write_file(const std::string& path, const std::string& bytes) {
 }
 
 int run_compile(const CompileArgs& args) {
-    const SourceSet set = args.sources.load();
+    const SourceSet& set = args.sources.load();
     CompileOptions options;
     options.arch = args.arch;
     options.toolkit_headers = true;

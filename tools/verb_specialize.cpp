@@ -39,7 +39,7 @@ int run_specialize(const SpecializeArgs& args) {
     const std::string shape_file = shape_file_of(args);
     // The shape file is read against the sources first: a kernel they lack or a `${}` the shape
     // lacks is an error at its file:line:col, before anything compiles.
-    const SourceSet sources = args.sources.load();
+    const SourceSet& sources = args.sources.load();
     const ShapeFile file = load_checked_shape_file(shape_file, sources);
     std::string reason;
     std::unique_ptr<Context> context;

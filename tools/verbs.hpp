@@ -69,7 +69,8 @@ struct SourceOptions {
     /// The contract of `kernel` (the project's registered first); NotFoundError naming the
     /// contracts of kernels these sources hold, not every one this binary knows.
     [[nodiscard]] const KernelContract& contract(std::string_view kernel) const;
-    [[nodiscard]] SourceSet load() const { return choice().load(); }
+    /// The sources chosen, read once: every check of a verb sees the same files.
+    [[nodiscard]] const SourceSet& load() const;
     [[nodiscard]] SourceProvider provider() const { return choice().provider(); }
     /// "embedded at build time" or "from DIR".
     [[nodiscard]] std::string describe() const;
@@ -78,6 +79,7 @@ struct SourceOptions {
     [[nodiscard]] const SourceChoice& resolved() const;
     mutable std::optional<std::optional<Project>> project_;
     mutable std::optional<SourceChoice> choice_;
+    mutable std::optional<SourceSet> set_;
     mutable bool printed_ = false;
     mutable std::optional<std::vector<std::string>> contracts_;
 };
