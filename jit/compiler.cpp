@@ -157,6 +157,45 @@ std::string rewrite_log(const std::string& log, const SourceSet& sources,
     return out;
 }
 
+namespace {
+
+/// The options NVRTC compiles `file` with: options.argv() and the toolkit's include directories.
+std::vector<std::string> nvrtc_args(const SourceSet& sources, const SourceFile& file,
+                                    const CompileOptions& options) {
+    std::vector<std::string> args = options.argv();
+    if (options.toolkit_include_dirs.empty())
+        for (const std::string& dir : toolkit_dirs_for(options, sources, file))
+            args.push_back("-I" + dir);
+    // NVRTC would add the directory of the program's name, and the current directory for a bare
+    // name, to the include path: the kernel then reads only the headers it was given.
+    args.insert(args.begin() + 1, "--no-source-include");
+    return args;
+}
+
+nvrtcResult compile_program(const NvrtcProgram& prog, const std::vector<std::string>& args) {
+    std::vector<const char*> argv;
+    for (const auto& a : args)
+        argv.push_back(a.c_str());
+    return nvrtcCompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
+}
+
+} // namespace
+
+std::string front_end_log(const SourceSet& sources, std::string_view kernel,
+                          const CompileOptions& options, std::string_view appended) {
+    check_options(options);
+    SourceFile file = sources.kernel(kernel);
+    file.text += '\n';
+    file.text += appended;
+    NvrtcProgram prog(file, sources.includable(sources.kernel(kernel)));
+    std::vector<std::string> args = nvrtc_args(sources, file, options);
+    args.emplace_back("-fdevice-syntax-only");
+    const nvrtcResult r = compile_program(prog, args);
+    if (r != NVRTC_ERROR_COMPILATION)
+        check(r, "nvrtcCompileProgram", file.path);
+    return r == NVRTC_SUCCESS ? std::string() : prog.log();
+}
+
 CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
                        const CompileOptions& options) {
     check_options(options);
@@ -168,18 +207,8 @@ CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
     for (const std::string& expression : options.name_expressions)
         check(nvrtcAddNameExpression(prog.get(), expression.c_str()), "nvrtcAddNameExpression",
               file.path + ": " + expression);
-    std::vector<std::string> args = options.argv();
-    if (options.toolkit_include_dirs.empty())
-        for (const std::string& dir : toolkit_dirs_for(options, sources, file))
-            args.push_back("-I" + dir);
-    // NVRTC would add the directory of the program's name, and the current directory for a bare
-    // name, to the include path: the kernel then reads only the headers it was given.
-    args.insert(args.begin() + 1, "--no-source-include");
-    std::vector<const char*> argv;
-    for (const auto& a : args)
-        argv.push_back(a.c_str());
-    const nvrtcResult r =
-        nvrtcCompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
+    const std::vector<std::string> args = nvrtc_args(sources, file, options);
+    const nvrtcResult r = compile_program(prog, args);
     std::vector<Diagnostic> diagnostics;
     const std::string log = rewrite_log(prog.log(), sources, &diagnostics);
     if (r == NVRTC_ERROR_COMPILATION || r == NVRTC_ERROR_INVALID_OPTION) {

@@ -52,6 +52,13 @@ void check_options(const CompileOptions& options);
 CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
                        const CompileOptions& options);
 
+/// NVRTC's log of `kernel` compiled as compile() would, with `appended` after its text, by the
+/// front end alone (-fdevice-syntax-only: nothing generated, tens of milliseconds): a question
+/// about what the source declares, asked in C++ (a static_assert, a type shown in an error).
+/// "" when it compiles.
+std::string front_end_log(const SourceSet& sources, std::string_view kernel,
+                          const CompileOptions& options, std::string_view appended);
+
 /// Rewrites NVRTC's `name(line): error: msg` lines to `path:line:col: error: msg`, mapping
 /// header include names to their paths, and collects them as diagnostics (NVRTC's remarks as
 /// notes, its catastrophic errors as errors).

@@ -68,6 +68,7 @@ ContractArg read_arg(const TomlTable& t, const Scope* names, std::set<std::strin
         name.fail("argument '" + a.name + "' appears twice");
     const TomlNode type_node = *t.get("type");
     const std::string type = type_node.string("type");
+    where["argument " + a.name + " type"] = type_node.where();
     static const std::map<std::string, ArgType, std::less<>> buffers{
         {"f32*", ArgType::f32}, {"bf16*", ArgType::bf16}, {"dtype*", ArgType::dtype}};
     static const std::map<std::string, ArgType, std::less<>> scalars{

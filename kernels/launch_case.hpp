@@ -32,6 +32,19 @@ std::string step_launch_problem(const CasePlan& plan, std::size_t index,
                                 const CompiledKernel& compiled, const std::string& source_file,
                                 std::string& where_key);
 
+/// What is wrong with the C++ types of `plan`'s launch arguments, which the PTX does not keep:
+/// there an 8-byte integer and a pointer are both `.u64` and a pointer has no element type. So
+/// a buffer passed where the kernel takes an integer, an integer scalar where it takes a
+/// pointer, or an f32 buffer where it takes a `__nv_bfloat16*` (among float, double, __half and
+/// __nv_bfloat16 elements) pass every launch check and only compute the wrong thing. NVRTC's
+/// front end answers: the kernel of `sources` with `options` (the compile the plan's launches
+/// passed step_launch_problem with) and a static_assert per argument after it. "" when every
+/// argument fits or an entry is a mangled symbol (no C++ to name it by); else the first
+/// mismatch, with `where_key` set to "argument NAME type" (or what kept the types from being
+/// read, at "step 1 entry").
+std::string launch_type_problem(const CasePlan& plan, const SourceSet& sources,
+                                const CompileOptions& options, std::string& where_key);
+
 /// Enqueues the pipeline of `plan` on `stream` (no synchronization): buffer i of the plan at
 /// `buffers[i]`, launch step s through `functions[s]`. Returns the last launch's configuration.
 LaunchConfig enqueue_case(const CasePlan& plan, std::span<const Function* const> functions,

@@ -2,7 +2,9 @@
 // validated at file:line:col, planned like kjit's own contracts, and run by check, bench,
 // digest and sweep.
 
+#include "jit/sources.hpp"
 #include "kernels/contract_toml.hpp"
+#include "kernels/launch_case.hpp"
 #include "kernels/plan.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/shape.hpp"
@@ -286,6 +288,91 @@ TEST_CASE("a check case's define its kernel never reads is reported at the case'
     CHECK(contains(r.out, "; contracts: 1 finding(s)"));
 }
 
+TEST_CASE("a launch argument's C++ type is checked where the PTX cannot tell it") {
+    TempDir dir;
+    test::write_file(dir.path() / "k.cu",
+                     "#include <cuda_bf16.h>\n"
+                     "typedef float real;\n"
+                     "extern \"C\" __global__ void k(real* __restrict__ y, long long n,\n"
+                     "    const __nv_bfloat16* b, void* v, const float4* f, int m) {}\n");
+    const SourceSet set = SourceSet::from_directory(dir.path());
+    const auto problem = [&](const std::string& y, const std::string& n, const std::string& b,
+                             std::string* where_key = nullptr) {
+        const std::string text = "name = \"k\"\nshape = [\"n\"]\n"
+                                 "[[args]]\nname = \"y\"\n" +
+                                 y +
+                                 "\n"
+                                 "[[args]]\nname = \"n\"\n" +
+                                 n +
+                                 "\n"
+                                 "[[args]]\nname = \"b\"\n" +
+                                 b +
+                                 "\n"
+                                 "[[args]]\nname = \"v\"\ntype = \"f32*\"\ncount = \"n\"\n"
+                                 "[[args]]\nname = \"f\"\ntype = \"f32*\"\ncount = \"n\"\n"
+                                 "[[args]]\nname = \"m\"\ntype = \"i32\"\nvalue = \"n\"\n"
+                                 "[[step]]\nentry = \"k\"\ngrid = 1\nblock = 32\n";
+        const CasePlan plan =
+            plan_case(parse_contract(text, "k.toml"), ShapeValues{{"n", 64}}, DType::f32);
+        CompileOptions options;
+        options.arch = "sm_90";
+        options.toolkit_headers = true;
+        std::string key;
+        std::string out = launch_type_problem(plan, set, options, key);
+        if (where_key)
+            *where_key = key;
+        return out;
+    };
+    const std::string y = "type = \"f32*\"\ncount = \"n\"\noutput = true";
+    const std::string n = "type = \"i64\"\nvalue = \"n\"";
+    const std::string b = "type = \"bf16*\"\ncount = \"n\"";
+    // void* and float4* take any buffer; the element types the check knows must agree.
+    CHECK(problem(y, n, b) == "");
+    std::string where_key;
+    CHECK(problem("type = \"bf16*\"\ncount = \"n\"\noutput = true", n, b, &where_key) ==
+          "step 1 (k): argument 'y', bf16*, is parameter 1, which k.cu declares as 'float *': "
+          "the PTX keeps no element type, so it would launch and read the bytes as "
+          "another type");
+    CHECK(where_key == "argument y type");
+    CHECK(contains(problem(y, "type = \"f32*\"\ncount = \"n\"", b),
+                   "argument 'n', f32*, is parameter 2, which k.cu declares as 'long long': the "
+                   "kernel would read the address as a number"));
+    CHECK(contains(problem(y, n, "type = \"f32*\"\ncount = \"n\""),
+                   "argument 'b', f32*, is parameter 3, which k.cu declares as "
+                   "'const __nv_bfloat16 *'"));
+
+    // A template instantiation is named as its name expression; an overload set cannot be,
+    // which is said, not passed unchecked.
+    TempDir tdir;
+    test::write_file(tdir.path() / "t.cu",
+                     "template <class T> __global__ void t(T* y, long long n) {}\n"
+                     "__global__ void o(float* y, long long n) {}\n"
+                     "__global__ void o(double* y, long long n) {}\n");
+    const SourceSet tset = SourceSet::from_directory(tdir.path());
+    const auto template_problem = [&](const std::string& entry, const std::string& n_type) {
+        const std::string text = "name = \"t\"\nshape = [\"n\"]\n"
+                                 "[[args]]\nname = \"y\"\ntype = \"f32*\"\ncount = \"n\"\n"
+                                 "output = true\n"
+                                 "[[args]]\nname = \"n\"\ntype = \"" +
+                                 n_type +
+                                 "\"\n"
+                                 "count = \"n\"\n"
+                                 "[[step]]\nentry = \"" +
+                                 entry + "\"\ngrid = 1\nblock = 32\n";
+        const CasePlan plan =
+            plan_case(parse_contract(text, "t.toml"), ShapeValues{{"n", 64}}, DType::f32);
+        CompileOptions options;
+        options.arch = "sm_90";
+        std::string key;
+        return launch_type_problem(plan, tset, options, key);
+    };
+    CHECK(template_problem("t<float>", "f32*") ==
+          "step 1 (t<float>): argument 'n', f32*, is parameter 2, which t.cu declares as "
+          "'long long': the kernel would read the address as a number");
+    CHECK(contains(template_problem("o", "f32*"),
+                   "the types of the launches' parameters could not be read from t.cu (NVRTC: "));
+}
+
 TEST_CASE("a project's contracts are the ones kjit check launches and without a GPU it says so") {
     TempDir dir;
     copy_example(dir.path());
@@ -326,6 +413,17 @@ TEST_CASE("a sweep dry run finds every launch mistake without a GPU at its file:
          "contracts/splitk_gemv.toml:66:10: error: variant GEMV_BLOCK=64 SPLIT_K=1: step 2 "
          "(splitk_reduce): block (128,1,1) has 128 threads; the kernel's __launch_bounds__ "
          "allow 64"},
+        // What the PTX cannot tell (.u64 for every pointer and an 8-byte integer), the C++
+        // declaration does.
+        {"name = \"w\"\ntype = \"f32*\"", "name = \"w\"\ntype = \"bf16*\"",
+         "contracts/splitk_gemv.toml:38:8: error: variant GEMV_BLOCK=64 SPLIT_K=1: step 1 "
+         "(splitk_partial): argument 'w', bf16*, is parameter 2, which splitk_gemv.cu declares "
+         "as 'const float *': the PTX keeps no element type"},
+        {"name = \"x\"\ntype = \"f32*\"\ncount = \"cols\"",
+         "name = \"x\"\ntype = \"u64\"\nvalue = \"cols\"",
+         "contracts/splitk_gemv.toml:43:8: error: variant GEMV_BLOCK=64 SPLIT_K=1: step 1 "
+         "(splitk_partial): argument 'x', u64, is parameter 3, which splitk_gemv.cu declares as "
+         "'const float *': the kernel would read the number as an address"},
     };
     TempDir dir;
     copy_example(dir.path());

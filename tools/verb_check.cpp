@@ -106,19 +106,12 @@ int report_unprepared(const std::vector<CheckCase>& cases, const std::vector<Pre
     return static_cast<int>(failed.size());
 }
 
-/// Without a GPU: every case's define set compiled (to check, nothing stored) and each launch
-/// of its plan held against what the compile says of the entry point (parameter count, sizes
-/// and kinds, launch bound), as its first launch would be, and as a sweep's dry run checks.
-/// Each problem printed at the contract's line where it has one; returns how many.
-int check_plans_without_device(const CheckArgs& args, const std::vector<CheckCase>& cases,
-                               CheckSummary& summary) {
-    EngineOptions options;
-    options.cache = args.cache.settings();
-    options.check_only = true;
-    Engine engine(nullptr, options, args.sources.provider());
-    const std::vector<KernelSpec> specs = check_specs(cases);
-    const std::vector<PrepareRow> rows = engine.prepare({}, specs, progress_line("compiling"));
-    summary.unprepared += report_unprepared(cases, rows);
+/// Each launch of every case's plan held against what its compile (`rows`) says of the entry
+/// point (parameter count, sizes and kinds, launch bound), as its first launch would be and as
+/// a sweep's dry run checks, then its arguments against the parameters' C++ types, which no
+/// launch sees. Each problem printed at the contract's line where it has one; returns how many.
+int report_plan_problems(const CheckArgs& args, const std::vector<CheckCase>& cases,
+                         const std::vector<PrepareRow>& rows) {
     int problems = 0;
     for (const CheckCase& c : cases) {
         const KernelContract& contract = kernel_contract(c.kernel);
@@ -128,14 +121,7 @@ int check_plans_without_device(const CheckArgs& args, const std::vector<CheckCas
         if (row == rows.end() || !row->compiled)
             continue; // a failed compile, reported above
         const CasePlan plan = check_plan(c);
-        for (std::size_t i = 0; i < plan.steps.size(); ++i) {
-            if (plan.steps[i].kind != PipelineStep::Kind::launch)
-                continue;
-            std::string where_key;
-            const std::string problem = step_launch_problem(
-                plan, i, *row->compiled, contract.source_name() + ".cu", where_key);
-            if (problem.empty())
-                continue;
+        const auto report = [&](const std::string& where_key, const std::string& problem) {
             ++problems;
             Diagnostic d;
             if (const auto w = contract.where.find(where_key); w != contract.where.end()) {
@@ -144,13 +130,44 @@ int check_plans_without_device(const CheckArgs& args, const std::vector<CheckCas
                 d.column = w->second.column;
             }
             d.severity = Severity::error;
-            d.message = "case " + c.kernel + " " + c.shape + " " +
-                        defines_text(check_defines(c)) + ": step " + std::to_string(i + 1) +
-                        " (" + plan.steps[i].entry + "): " + problem;
+            d.message = "case " + c.kernel + " " + c.shape + " " + defines_text(check_defines(c)) +
+                        ": " + problem;
             std::printf("  %s\n", d.format().c_str());
+        };
+        const int before = problems;
+        for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+            if (plan.steps[i].kind != PipelineStep::Kind::launch)
+                continue;
+            std::string where_key;
+            const std::string problem = step_launch_problem(
+                plan, i, *row->compiled, contract.source_name() + ".cu", where_key);
+            if (!problem.empty())
+                report(where_key, "step " + std::to_string(i + 1) + " (" + plan.steps[i].entry +
+                                      "): " + problem);
         }
+        // The argument types the PTX does not tell, once the launches fit by it.
+        std::string where_key;
+        if (problems == before)
+            if (const std::string problem = launch_type_problem(plan, args.sources.load(),
+                                                                row->compiled->options, where_key);
+                !problem.empty())
+                report(where_key, problem);
     }
     return problems;
+}
+
+/// Without a GPU: every case's define set compiled (to check, nothing stored) and its plan
+/// checked (report_plan_problems); returns how many problems.
+int check_plans_without_device(const CheckArgs& args, const std::vector<CheckCase>& cases,
+                               CheckSummary& summary) {
+    EngineOptions options;
+    options.cache = args.cache.settings();
+    options.check_only = true;
+    Engine engine(nullptr, options, args.sources.provider());
+    const std::vector<PrepareRow> rows =
+        engine.prepare({}, check_specs(cases), progress_line("compiling"));
+    summary.unprepared += report_unprepared(cases, rows);
+    return report_plan_problems(args, cases, rows);
 }
 
 int run_check(const CheckArgs& args) {
@@ -211,10 +228,17 @@ int run_check(const CheckArgs& args) {
     EngineOptions options;
     options.cache = args.cache.settings();
     Engine engine(&context, options, args.sources.provider());
-    summary.unprepared += report_unprepared(
-        cases, engine.prepare({}, check_specs(cases), progress_line("specializing")));
+    const std::vector<PrepareRow> rows =
+        engine.prepare({}, check_specs(cases), progress_line("specializing"));
+    summary.unprepared += report_unprepared(cases, rows);
     if (summary.unprepared)
         return kFindings;
+    // A mistake a launch would not refuse but run wrongly (an argument's C++ type) is shown
+    // as what it is, not as an output far off its reference.
+    if (const int problems = report_plan_problems(args, cases, rows)) {
+        std::printf("launch plans: %d problem(s); nothing launched\n", problems);
+        return kFindings;
+    }
     std::printf("\nkjit check on %s (%s, %d SMs), inputs seed %llu\n", device.name().c_str(),
                 device.arch().c_str(), device.sm_count(),
                 static_cast<unsigned long long>(args.seed));

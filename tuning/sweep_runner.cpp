@@ -70,18 +70,42 @@ std::string spec_name(const SweepSpec& spec, const SweepVariant& v) {
     return spec.kernel + "[" + v.label() + "]";
 }
 
+/// ConfigError with `message` where the contract writes `where_key` (else at the sweep file's
+/// `kernel`).
+[[noreturn]] void fail_at(const SweepSpec& spec, const std::string& where_key,
+                          const std::string& message) {
+    const auto at = spec.contract.where.find(where_key);
+    if (at != spec.contract.where.end())
+        throw ConfigError(message, at->second);
+    const auto [line, col] = spec.positions.at("kernel");
+    throw ConfigError(message, spec.file, line, col);
+}
+
+/// The arguments of the first compiled row (row `index(r)` is variant r's) against the C++
+/// types of the kernel's parameters (launch_type_problem): what no launch check can see. One
+/// front-end compile, not one per variant: a define that changes a parameter's type is not
+/// the sweeps' business.
+void check_launch_types(const SweepSpec& spec, const std::vector<SweepVariant>& variants,
+                        std::span<const PrepareRow> rows, const SourceSet& sources,
+                        const std::function<std::size_t(std::size_t)>& index) {
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+        if (rows[r].error || !rows[r].compiled || index(r) >= variants.size())
+            continue;
+        const SweepVariant& v = variants[index(r)];
+        std::string where_key;
+        if (const std::string problem =
+                launch_type_problem(v.plan, sources, rows[r].compiled->options, where_key);
+            !problem.empty())
+            fail_at(spec, where_key, "variant " + v.label() + ": " + problem);
+        return;
+    }
+}
+
 /// A dry run's launch check: every launch of every compiled variant against its entry point's
-/// parameters and launch bound, as the first launch would check it. ConfigError at the first
-/// mistake, where the contract writes it (else at the sweep file's `kernel`).
+/// parameters and launch bound, as the first launch would check it, then check_launch_types.
+/// ConfigError at the first mistake, where the contract writes it.
 void check_launches(const SweepSpec& spec, const std::vector<SweepVariant>& variants,
-                    std::span<const PrepareRow> rows) {
-    const auto fail = [&](const std::string& where_key, const std::string& message) {
-        const auto at = spec.contract.where.find(where_key);
-        if (at != spec.contract.where.end())
-            throw ConfigError(message, at->second);
-        const auto [line, col] = spec.positions.at("kernel");
-        throw ConfigError(message, spec.file, line, col);
-    };
+                    std::span<const PrepareRow> rows, const SourceSet& sources) {
     for (std::size_t i = 0; i < rows.size() && i < variants.size(); ++i) {
         if (rows[i].error || !rows[i].compiled)
             continue;
@@ -94,10 +118,12 @@ void check_launches(const SweepSpec& spec, const std::vector<SweepVariant>& vari
             const std::string problem =
                 step_launch_problem(plan, s, *rows[i].compiled, spec.kernel + ".cu", where_key);
             if (!problem.empty())
-                fail(where_key, "variant " + variants[i].label() + ": step " +
-                                    std::to_string(s + 1) + " (" + step.entry + "): " + problem);
+                fail_at(spec, where_key,
+                        "variant " + variants[i].label() + ": step " + std::to_string(s + 1) +
+                            " (" + step.entry + "): " + problem);
         }
     }
+    check_launch_types(spec, variants, rows, sources, [](std::size_t r) { return r; });
 }
 
 } // namespace
@@ -171,9 +197,10 @@ SweepResult run_variants(const SweepSpec& spec, const SweepOptions& options,
             rows.pop_back();
         }
         // The variants' launches, then the reference's (a mistake shows at a variant first).
-        check_launches(spec, variants, rows);
+        check_launches(spec, variants, rows, *sources);
         if (reference_row)
-            check_launches(spec, {*reference}, std::span<const PrepareRow>(&*reference_row, 1));
+            check_launches(spec, {*reference}, std::span<const PrepareRow>(&*reference_row, 1),
+                           *sources);
         for (std::size_t i = 0; i < rows.size(); ++i) {
             if (!rows[i].error)
                 continue;
@@ -243,6 +270,10 @@ SweepResult run_variants(const SweepSpec& spec, const SweepOptions& options,
             }
             if (prepared_rows.empty())
                 return;
+            if (worker_index == 0)
+                check_launch_types(spec, variants, prep, *sources, [&](std::size_t r) {
+                    return r < prepared_rows.size() ? prepared_rows[r] : variants.size();
+                });
             std::vector<const Function*> reference_functions;
             if (reference_spec) {
                 require_reference(prep.back());
