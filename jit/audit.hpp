@@ -51,9 +51,11 @@ struct AuditSummary {
     std::size_t contract_findings = 0;
     /// The project's sweep files' defines their kernel never reads (or #defines again).
     std::size_t sweep_findings = 0;
+    /// Shape files under the project's directory when it reads none (shape_files_under).
+    std::size_t shape_findings = 0;
     [[nodiscard]] bool passed() const {
         return failed == 0 && findings == 0 && fresh != AuditFreshness::stale && stale_tuned == 0 &&
-               contract_findings == 0 && sweep_findings == 0;
+               contract_findings == 0 && sweep_findings == 0 && shape_findings == 0;
     }
 };
 

@@ -160,4 +160,31 @@ std::vector<fs::path> shape_files_beside(const fs::path& dir) {
     return files;
 }
 
+std::vector<fs::path> shape_files_under(const fs::path& root) {
+    std::vector<fs::path> files;
+    std::error_code ec;
+    fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
+    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        const fs::path& p = it->path();
+        if (it->is_directory(ec)) {
+            if (p.filename().string().starts_with(".") || it.depth() >= 4 ||
+                fs::exists(p / "CMakeCache.txt", ec))
+                it.disable_recursion_pending();
+            continue;
+        }
+        if (p.extension() != ".toml" || p.filename().string().ends_with(".sweep.toml") ||
+            !it->is_regular_file(ec))
+            continue;
+        try {
+            const TomlDocument doc = TomlDocument::load(p, "shape file");
+            if (const auto kernel = doc.root().get("kernel");
+                kernel && kernel->type() == TomlType::array)
+                files.push_back(p);
+        } catch (const ConfigError&) {
+        }
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
 } // namespace kjit

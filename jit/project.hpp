@@ -62,4 +62,9 @@ std::string display_location(const SourceLocation& where);
 /// beside a kernel tree when no project or flag names any.
 std::vector<std::filesystem::path> shape_files_beside(const std::filesystem::path& dir);
 
+/// The `*.toml` files under `root` (four directories deep at most; hidden directories and build
+/// trees, those with a CMakeCache.txt, skipped) that declare `[[kernel]]` tables: shape files,
+/// sorted. What a project that reads none may have meant to name.
+std::vector<std::filesystem::path> shape_files_under(const std::filesystem::path& root);
+
 } // namespace kjit

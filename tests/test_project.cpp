@@ -698,4 +698,32 @@ TEST_CASE("another tool's TOML beside the kernels is not a shape file and a near
                           "mean 'kernel'?"));
 }
 
+TEST_CASE("a project that reads no shape file says so and names one it leaves unread") {
+    TempDir dir;
+    write_file(dir.path() / "kjit.toml", "kernels = \"kernels\"\narchs = [\"sm_90\"]\n");
+    write_file(dir.path() / "kernels" / "scale.cu", kScale);
+    Run r = kjit_in(dir.path(), "audit");
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "shapes: none read (kjit.toml names no shape_files and kernels/ holds "
+                          "none): each kernel is compiled with its defaults only"));
+    // One elsewhere in the project (not in a build tree or a hidden directory) was meant.
+    write_file(dir.path() / "shapes" / "model.toml", kModel);
+    write_file(dir.path() / "build" / "CMakeCache.txt", "");
+    write_file(dir.path() / "build" / "copy.toml", kModel);
+    write_file(dir.path() / ".git" / "copy.toml", kModel);
+    CHECK(kjit::shape_files_under(dir.path()) ==
+          std::vector<fs::path>{dir.path() / "shapes" / "model.toml"});
+    for (const char* verb : {"audit", "check"}) {
+        r = kjit_in(dir.path(), verb, "KJIT_DRIVER_LIBRARY=/nonexistent");
+        INFO(r.out);
+        CHECK(r.code == 1);
+        CHECK(contains(r.out, "kjit.toml: error: shapes/model.toml declares [[kernel]] tables, but "
+                              "no shape file is read (kjit.toml names no shape_files and kernels/ "
+                              "holds none): its production define sets are not audited; add "
+                              "shape_files = [\"shapes/model.toml\"]"));
+        CHECK(contains(r.out, "; shapes: 1 finding(s)"));
+    }
+}
+
 } // TEST_SUITE

@@ -35,7 +35,8 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     require_kernels(set, choice);
     // Every shape file is read against the sources, fail closed: one that does not parse, names
     // a kernel the sources lack or a `${}` the shape lacks stops the audit at its file:line:col.
-    const std::vector<lint::Injection> injections = lint::shape_injections(shapes.choose(sources), &set);
+    const std::vector<std::filesystem::path> shape_files = shapes.choose(sources);
+    const std::vector<lint::Injection> injections = lint::shape_injections(shape_files, &set);
     std::vector<ProductionDefines> production;
     for (const lint::Injection& inj : injections)
         production.push_back({inj.spec, inj.source, inj.defines});
@@ -81,7 +82,7 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
             ++tuned_findings;
         }
     }
-    for (const auto& f : shapes.choose(sources))
+    for (const auto& f : shape_files)
         if (const ShapeFile sf = ShapeFile::load(f); sf.tuned)
             tables.push_back(std::filesystem::weakly_canonical(sf.tuned->file));
     std::sort(tables.begin(), tables.end());
@@ -126,6 +127,31 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     std::printf("kjit audit: %zu kernel(s) %s, NVRTC %d.%d, arch %s\n", set.kernels().size(),
                 sources.describe().c_str(), nvrtc_version() / 1000, nvrtc_version() % 1000 / 10,
                 arch_list.c_str());
+    // A project that reads no shape file audits its kernels' defaults alone: said, and a
+    // finding when a shape file lies elsewhere in the project unnamed.
+    std::vector<std::string> shape_lines;
+    if (const Project* p = sources.project_file(); p && shape_files.empty()) {
+        const std::string beside = choice.on_disk() ? display_path(choice.dir) + "/" : "";
+        const std::string why = display_path(p->file) + " names no shape_files" +
+                                (beside.empty() ? "" : " and " + beside + " holds none");
+        const std::vector<std::filesystem::path> unnamed = shape_files_under(p->file.parent_path());
+        if (unnamed.empty())
+            std::printf("shapes: none read (%s): each kernel is compiled with its defaults "
+                        "only\n",
+                        why.c_str());
+        for (const auto& f : unnamed)
+            shape_lines.push_back(
+                Diagnostic{display_path(p->file), 0, 0, Severity::error,
+                           display_path(f) +
+                               " declares [[kernel]] tables, but no shape file is "
+                               "read (" +
+                               why +
+                               "): its production define sets "
+                               "are not audited; add shape_files = [\"" +
+                               f.lexically_relative(p->file.parent_path()).generic_string() + "\"]",
+                           ""}
+                    .format());
+    }
     std::fflush(stdout);
 
     // Lint and freshness first: a stale binary or a cut macro explains a compile failure.
@@ -182,6 +208,9 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     for (const std::string& line : sweep_lines)
         std::printf("%s\n", line.c_str());
     summary.sweep_findings = sweep_lines.size();
+    for (const std::string& line : shape_lines)
+        std::printf("%s\n", line.c_str());
+    summary.shape_findings = shape_lines.size();
     std::fflush(stdout);
 
     std::vector<CompileRequest> requests;
@@ -217,7 +246,7 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
         }
     }
     std::printf(
-        "audit: %zu compiled, %zu failed; lint: %zu finding(s); fresh: %s%s%s%s\n",
+        "audit: %zu compiled, %zu failed; lint: %zu finding(s); fresh: %s%s%s%s%s\n",
         summary.compiled, summary.failed, summary.findings, freshness_name(summary.fresh),
         summary.contract_findings == 0
             ? ""
@@ -227,7 +256,10 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
             : ("; tuned: " + std::to_string(summary.stale_tuned) + " finding(s)").c_str(),
         summary.sweep_findings == 0
             ? ""
-            : ("; sweeps: " + std::to_string(summary.sweep_findings) + " finding(s)").c_str());
+            : ("; sweeps: " + std::to_string(summary.sweep_findings) + " finding(s)").c_str(),
+        summary.shape_findings == 0
+            ? ""
+            : ("; shapes: " + std::to_string(summary.shape_findings) + " finding(s)").c_str());
     return summary.passed() ? kOk : kFindings;
 }
 
