@@ -267,7 +267,7 @@ VerifyReport verify(SignatureReport& report, const SourceSet& sources, CompileOp
 std::string format_verify(const VerifyReport& v) {
     std::string out;
     for (const auto& n : v.notes)
-        out += "kjit sig: note: " + n + "\n";
+        out += "kjit sig: error: " + n + "\n";
     return out + "verify: " + std::to_string(v.agreed) + " of " + std::to_string(v.checked) +
            " kernel(s) agree with the PTX (" + std::to_string(v.unchecked) + " not checked); " +
            std::to_string(v.units) + " translation unit(s) compiled, " +

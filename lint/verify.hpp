@@ -46,7 +46,8 @@ struct VerifyReport {
 VerifyReport verify(SignatureReport& report, const SourceSet& sources, CompileOptions options);
 
 /// `verify: A of C kernel(s) agree with the PTX (U not checked); T translation unit(s)
-/// compiled, F did not`, and a note line per unit that did not compile.
+/// compiled, F did not`, after an error line per unit that did not compile (its kernels are
+/// unverified, so `kjit sig --verify` fails: exit 1).
 std::string format_verify(const VerifyReport& report);
 
 } // namespace kjit::lint

@@ -208,6 +208,13 @@ TEST_SUITE("lint") {
             CHECK(checked > 0);
             CHECK_FALSE(contains(r.out, "the PTX disagrees"));
         }
+        // A file NVRTC does not compile leaves its kernels unverified: an error and exit 1,
+        // though every kernel it could check agreed.
+        const Run broken = run_kjit("sig --verify " + fixtures + "/lint");
+        INFO(broken.out);
+        CHECK(broken.code == 1);
+        CHECK(contains(broken.out, "kjit sig: error: " + fixtures +
+                                       "/lint/kj005_host_header.cu: NVRTC does not compile it: "));
         const Run shipped = run_kjit("sig --verify " + kKernels.string());
         CHECK(shipped.code == 0);
         CHECK(contains(shipped.out, "verify: 9 of 9 kernel(s) agree with the PTX (0 not checked); "

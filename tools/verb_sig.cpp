@@ -105,7 +105,8 @@ int run_sig(SigArgs& args) {
     }
     std::fwrite(notes.data(), 1, notes.size(), stderr);
     std::fwrite(text.data(), 1, text.size(), stdout);
-    const bool disagree = total.agreed < total.checked;
+    // A unit NVRTC does not compile leaves its kernels unverified: a failure, not a pass.
+    const bool disagree = total.agreed < total.checked || total.failed_units > 0;
     return all.has_errors() || disagree ? kFindings : kOk;
 }
 } // namespace
