@@ -625,6 +625,23 @@ TEST_CASE("kjit digest records and checks a contract file's pipeline") {
     INFO(abba.out);
     CHECK(abba.code == 0);
     CHECK(contains(abba.out, "SPLIT_K=8"));
+    // A buffer of another element type for a const float*: a .u64 the launch checks pass; each
+    // verb reads the C++ declaration before it launches anything.
+    edit(dir.path() / "contracts/splitk_gemv.toml", "name = \"w\"\ntype = \"f32*\"",
+         "name = \"w\"\ntype = \"bf16*\"");
+    for (const std::string verb :
+         {"digest record splitk_gemv --baseline other.toml", "digest check splitk_gemv",
+          "bench splitk_gemv --reps 3", "bench splitk_gemv --reps 3 --pairs 1 --vs SPLIT_K=8"}) {
+        const Run typed = run_kjit_in(dir.path(), verb, env);
+        INFO(verb << "\n" << typed.out);
+        CHECK(typed.code == 2);
+        CHECK(contains(typed.out, "contracts/splitk_gemv.toml:38:8: error: splitk_gemv/"));
+        CHECK(contains(typed.out, "f32: step 1 (splitk_partial): argument 'w', bf16*, is "
+                                  "parameter 2, which splitk_gemv.cu declares as 'const float *'"));
+        CHECK_FALSE(contains(typed.out, "IDENTICAL"));
+        CHECK_FALSE(contains(typed.out, "stats:"));
+    }
+    CHECK_FALSE(std::filesystem::exists(dir.path() / "other.toml"));
 }
 
 } // TEST_SUITE

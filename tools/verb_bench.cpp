@@ -40,6 +40,10 @@ int run_bench(BenchArgs& args) {
     options.cache = args.cache.settings();
     Engine engine(&context, options, args.sources.provider());
     const std::vector<PreparedArm> arms = prepare_arms(engine, contract, bp.sets, device);
+    for (std::size_t i = 0; i < arms.size(); ++i) {
+        const CasePlan* p = &bp.plans[i];
+        require_launch_types(arms[i], contract, {&p, 1});
+    }
 
     // Both arms launch on one set of buffers, each as large as either arm sizes it.
     CaseBuffers buffers(buffer_capacity(bp.plans), args.seed, args.bench.input_sets);

@@ -65,6 +65,10 @@ int run_record(const DigestArgs& args) {
     Session session(args);
     const PreparedArm arm =
         prepare_arms(session.engine, kc, {plan.defines}, session.device).front();
+    std::vector<const CasePlan*> plans;
+    for (const CasePlan& p : plan.plans)
+        plans.push_back(&p);
+    require_launch_types(arm, kc, plans);
     std::printf("kjit digest record %s: %zu case(s), inputs seed %llu -> %s%s\n", kc.name.c_str(),
                 plan.cases.size(), static_cast<unsigned long long>(args.seed), at.path.c_str(),
                 at.exists ? "" : " (does not exist yet: a new file)");
@@ -147,6 +151,13 @@ int run_check(const DigestArgs& args) {
     Session session(args);
     const std::vector<PreparedArm> arms =
         prepare_arms(session.engine, kc, plan.define_sets, session.device);
+    for (std::size_t a = 0; a < arms.size(); ++a) {
+        std::vector<const CasePlan*> plans; // what this set launches as the checked one
+        for (std::size_t ci = 0; ci < plan.cases.size(); ++ci)
+            if (plan.now_set[ci] == a)
+                plans.push_back(&plan.now_plans[ci]);
+        require_launch_types(arms[a], kc, plans);
+    }
 
     std::printf("kjit digest check %s against %s: %zu case(s), inputs seed %llu\n",
                 kc.name.c_str(), at.path.c_str(), plan.cases.size(),

@@ -1,5 +1,7 @@
 #include "tuning/case_arms.hpp"
 
+#include <set>
+
 namespace kjit {
 
 std::vector<const Function*> PreparedArm::functions(const CasePlan& plan) const {
@@ -34,11 +36,33 @@ std::vector<PreparedArm> prepare_arms(Engine& engine, const KernelContract& cont
         arm.engine = &engine;
         arm.spec_name = specs[i].name;
         arm.defines = define_sets[i];
+        arm.compiled = rows[i].compiled;
         arm.provenance = {device.name(), engine.arch(), rows[i].defines, engine.flags().tier(),
                           source_hash};
         arms.push_back(std::move(arm));
     }
     return arms;
+}
+
+void require_launch_types(const PreparedArm& arm, const KernelContract& contract,
+                          std::span<const CasePlan* const> plans) {
+    if (!arm.compiled)
+        return;
+    std::set<DType> checked;
+    for (const CasePlan* plan : plans) {
+        if (!checked.insert(plan->dtype).second)
+            continue;
+        std::string where_key;
+        const std::string problem = launch_type_problem(*plan, *arm.engine->sources().current(),
+                                                        arm.compiled->options, where_key);
+        if (problem.empty())
+            continue;
+        const std::string message =
+            arm.spec_name + " " + std::string(dtype_name(plan->dtype)) + ": " + problem;
+        if (const auto w = contract.where.find(where_key); w != contract.where.end())
+            throw ConfigError(message, w->second);
+        throw ConfigError(message);
+    }
 }
 
 LaunchSequence case_launch(const PreparedArm& arm, const CasePlan& plan,

@@ -7,6 +7,8 @@
 #include "runtime/engine.hpp"
 #include "tuning/bench.hpp"
 
+#include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +21,8 @@ struct PreparedArm {
     std::string spec_name; ///< the engine's name for it: "rms_norm/RMS_BLOCK=256"
     Defines defines;       ///< what the launch reads (the contract's defaults overridden)
     Provenance provenance;
+    /// What it was compiled with, for the front end that reads its parameters' C++ types.
+    std::shared_ptr<const CompiledKernel> compiled;
     /// The entry point `entry` of the prepared module.
     [[nodiscard]] const Function& function(std::string_view entry) const {
         return engine->function(spec_name, entry);
@@ -36,6 +40,13 @@ KernelSpec case_spec(const KernelContract& contract, const Defines& defines);
 std::vector<PreparedArm> prepare_arms(Engine& engine, const KernelContract& contract,
                                       const std::vector<Defines>& define_sets,
                                       const Device& device);
+
+/// The arguments of each plan in `plans` against the C++ types of the parameters they fill in
+/// `arm`'s compile (launch_type_problem), once per dtype: what no launch check sees (a `bf16*`
+/// or an `i64` for a `const float*` is a `.u64` in the PTX). ConfigError where `contract`
+/// declares the argument.
+void require_launch_types(const PreparedArm& arm, const KernelContract& contract,
+                          std::span<const CasePlan* const> plans);
 
 /// The launch sequence of `plan` through `arm` on `buffers` (the selected input set at each
 /// call); `buffers` must outlive it.
