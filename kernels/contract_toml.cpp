@@ -397,11 +397,25 @@ KernelContract read_contract(const TomlDocument& doc) {
                     "); without one, name 'reference_defines' to compare with");
         }
     }
+    // The structure and every expression, at the place a mistake is written where it can be
+    // told; then the shapes, each planned at its table.
+    ContractPlanner planner = [&] {
+        try {
+            return ContractPlanner(c);
+        } catch (const ConfigError& e) {
+            if (!e.file.empty())
+                throw;
+            throw ConfigError(e.message, file_start);
+        }
+    }();
     if (const auto n = root.get("reference_defines")) {
         c.reference_defines = defines_table(*n, "reference_defines");
         std::vector<std::string> known;
         for (const auto& [k, _] : c.defines)
             known.push_back(k);
+        // After the expressions: a misspelt [defines] name that they read is reported there
+        // ("unknown name 'SPLIT_K'; did you mean SPLT_K?"), not blamed on the reference define
+        // that spells it right.
         for (const TomlEntry& e : n->table("reference_defines").entries()) {
             if (c.defines.contains(e.key))
                 continue;
@@ -416,17 +430,6 @@ KernelContract read_contract(const TomlDocument& doc) {
         }
     }
 
-    // The structure and every expression, at the place a mistake is written where it can be
-    // told; then the shapes, each planned at its table.
-    ContractPlanner planner = [&] {
-        try {
-            return ContractPlanner(c);
-        } catch (const ConfigError& e) {
-            if (!e.file.empty())
-                throw;
-            throw ConfigError(e.message, file_start);
-        }
-    }();
     if (const auto n = root.get("bench_shape"))
         c.bench_shape = contract_shape(*n, planner, c.dtypes.front(), {}, "bench_shape");
     if (const auto n = root.get("digest_shapes"))

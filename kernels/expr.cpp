@@ -1,10 +1,12 @@
 #include "kernels/expr.hpp"
 
 #include "core/error.hpp"
+#include "core/names.hpp"
 #include "core/toml.hpp"
 
 #include <muParser.h>
 
+#include <cctype>
 #include <cfenv>
 #include <cmath>
 #include <cstdio>
@@ -15,11 +17,42 @@ namespace kjit {
 namespace {
 double ceil_div(double a, double b) { return std::ceil(a / b); }
 double modulo(double a, double b) { return std::fmod(a, b); }
+double floor_of(double a) {
+    return std::floor(a);
+}
+double ceil_of(double a) {
+    return std::ceil(a);
+}
 double round_f32(double a) { return static_cast<double>(static_cast<float>(a)); }
 std::string format_number(double v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.17g", v);
     return buf;
+}
+// What the expressions call besides muparser's own (min, max, floor, ceil, abs, sqrt, ...).
+const std::vector<std::string> kFunctions = {"ceil_div", "f32",  "min", "max",
+                                             "floor",    "ceil", "abs", "sqrt"};
+
+/// muparser's message, or for a name it does not know ("Unexpected token"), which name, what
+/// it is near and what the expression may name: a misspelt define reads as a syntax error.
+std::string parse_problem(const mu::Parser::exception_type& e, const std::string& text,
+                          const Scope& scope) {
+    const std::string token = e.GetToken();
+    const bool identifier = e.GetCode() == mu::ecUNASSIGNABLE_TOKEN && !token.empty() &&
+                            (std::isalpha(static_cast<unsigned char>(token[0])) || token[0] == '_');
+    if (!identifier)
+        return e.GetMsg();
+    const std::size_t after = text.find_first_not_of(" \t", e.GetPos() + token.size());
+    if (after != std::string::npos && text[after] == '(')
+        return "unknown function '" + token + "'" + did_you_mean(nearest(token, kFunctions)) +
+               " (functions: " + join(kFunctions) + ")";
+    std::vector<std::string> names;
+    for (const auto& [name, _] : scope)
+        names.push_back(name);
+    const std::vector<std::string> near = nearest(token, names);
+    return "unknown name '" + token + "'" +
+           (near.empty() ? " (it may name: " + (names.empty() ? "nothing" : join(names)) + ")"
+                         : did_you_mean(near));
 }
 } // namespace
 
@@ -35,6 +68,8 @@ Expr::Expr(const std::string& text, const Scope& scope, const std::string& file,
         mu::Parser& p = impl_->parser;
         p.DefineFun("ceil_div", ceil_div);
         p.DefineFun("f32", round_f32);
+        p.DefineFun("floor", floor_of); // muparser has neither
+        p.DefineFun("ceil", ceil_of);
         p.DefineOprt("%", modulo, mu::prMUL_DIV, mu::oaLEFT, true);
         for (const auto& [name, value] : scope) {
             impl_->slots[name] = value;
@@ -43,8 +78,8 @@ Expr::Expr(const std::string& text, const Scope& scope, const std::string& file,
         p.SetExpr(text);
         p.Eval(); // parses now: a bad expression is reported when the file is read
     } catch (const mu::Parser::exception_type& e) {
-        throw ConfigError("bad expression '" + text + "': " + e.GetMsg(), file_, line_,
-                          column_ > 0 ? column_ + std::max(0, e.GetPos()) : 0);
+        throw ConfigError("bad expression '" + text + "': " + parse_problem(e, text, scope), file_,
+                          line_, column_ > 0 ? column_ + std::max(0, e.GetPos()) : 0);
     }
 }
 

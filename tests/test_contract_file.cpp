@@ -184,6 +184,15 @@ TEST_CASE("every mistake in a contract file is reported at its file:line:col") {
         {"reference_defines = { SPLIT_K = 1 }", "reference_defines = { SPLITK = 1 }",
          "c.toml:13:23: reference define SPLITK is none of the contract's [defines]; did you "
          "mean SPLIT_K (line 16)?"},
+        // The misspelling in [defines]: the expressions that read the right name say so, not
+        // the reference define that spells it right.
+        {"[defines]\nSPLIT_K = 4", "[defines]\nSPLT_K = 4",
+         "c.toml:20:17: contract splitk_gemv, precondition 1: bad expression 'cols % (SPLIT_K * "
+         "4) == 0': unknown name 'SPLIT_K'; did you mean SPLT_K?"},
+        {"grid = \"ceil_div(rows, GEMV_BLOCK)\"", "grid = \"ceildiv(rows, GEMV_BLOCK)\"",
+         "c.toml:65:9: contract splitk_gemv, step 2 grid[0]: bad expression 'ceildiv(rows, "
+         "GEMV_BLOCK)': unknown function 'ceildiv'; did you mean ceil_div? (functions: "
+         "ceil_div, f32, min, max, floor, ceil, abs, sqrt)"},
         {"reference_defines = { SPLIT_K = 1 }", "reference_defines = { SPLIT_K = 1, TILE = 2 }",
          "c.toml:13:36: reference define TILE is none of the contract's [defines]"},
         {"entry = \"splitk_reduce\"", "entry = \"splitk_reduce\"\nmain = true",

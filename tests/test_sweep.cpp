@@ -84,6 +84,7 @@ TEST_CASE("expressions have integer helpers and name a bad token by position") {
     CHECK(Expr("ceil_div(rows, 3)", s).eval(s) == 2731);
     CHECK(Expr("1024 % BLOCK == 0 && min(rows, 100) == 100", s).eval(s) == 1);
     CHECK(Expr("max(BLOCK, 512, 7)", s).eval_int(s) == 512);
+    CHECK(Expr("floor(rows / 3) + ceil(rows / 3)", s).eval_int(s) == 5461);
     CHECK_THROWS_WITH_AS((void)Expr("rows / 3", s).eval_int(s), doctest::Contains("not a whole number"),
                          ConfigError);
     try {
@@ -431,8 +432,9 @@ TEST_CASE("every broken sweep fixture is reported at its file:line:col with exit
          "5:1: error: 'm' is not a shape key of rms_norm (shape keys: rows, n)"},
         {"shape_value_fraction.toml", "7:14: error: 'n / 3' = 682.666667 is not a whole number"},
         {"shape_value_names_param.toml",
-         "8:14: error: bad expression 'RMS_BLOCK * 8': Unexpected token \"RMS_BLOCK\" found at "
-         "position 0. (a [sweep] list's expressions read the shape and the fixed defines)"},
+         "8:14: error: bad expression 'RMS_BLOCK * 8': unknown name 'RMS_BLOCK' (it may name: "
+         "RMS_WARP_ROWS, dtype_size, n, rows) (a [sweep] list's expressions read the shape and the "
+         "fixed defines)"},
         {"syntax.toml", "2:7: error: Error while parsing table header: expected ']'"},
         {"unknown_contract.toml",
          "1:10: error: no contract for kernel 'rms_nrom' (known: rms_norm, conv1d, conv1d_update, "
@@ -444,7 +446,7 @@ TEST_CASE("every broken sweep fixture is reported at its file:line:col with exit
         {"unknown_key.toml",
          "7:2: error: unknown key 'swep' in the sweep file; did you mean 'sweep'?"},
         {"unknown_name.toml",
-         "12:9: error: bad expression 'rowz': Unexpected token \"rowz\" found at position 0."},
+         "12:9: error: bad expression 'rowz': unknown name 'rowz'; did you mean rows?"},
         {"unknown_reference.toml",
          "12:13: error: no float64 reference is registered as 'rms_nrom' (known: conv1d, "
          "conv1d_cl, conv1d_update, delta_rule, rms_norm)"},
