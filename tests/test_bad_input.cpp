@@ -235,25 +235,29 @@ TEST_SUITE("bad-input") {
         const std::string f = (dir.path() / "s.toml").string();
         CHECK(expand_error(dir.path(),
                            inline_sweep("B = [64]", "grid = 1\nblock = \"B\"\nsmem = \"-1\"")) ==
-              f + ":10:9: error: my_kernel: step 1: smem '-1' = -1 is out of range (0..2147483647 "
+              f + ":10:9: error: variant B=64: my_kernel: step 1: smem '-1' = -1 is out of range "
+                  "(0..2147483647 "
                   "bytes)");
-        CHECK(
-            contains(expand_error(dir.path(), inline_sweep("B = [64]", "grid = 1\nblock = \"B\"\n"
-                                                                       "smem = \"B * 2^40\"")),
-                     f + ":10:9: error: my_kernel: step 1: smem 'B * 2^40' = 70368744177664 is out "
-                         "of range"));
+        CHECK(contains(expand_error(dir.path(), inline_sweep("B = [64]", "grid = 1\nblock = \"B\"\n"
+                                                                         "smem = \"B * 2^40\"")),
+                       f + ":10:9: error: variant B=64: my_kernel: step 1: smem 'B * 2^40' = "
+                           "70368744177664 is out "
+                           "of range"));
         CHECK(expand_error(dir.path(),
                            inline_sweep("B = [64]", "grid = [1, \"B * 1024\"]\nblock = \"B\"")) ==
-              f + ":8:13: error: my_kernel: grid.y 'B * 1024' = 65536 is not a valid launch "
+              f + ":8:13: error: variant B=64: my_kernel: grid.y 'B * 1024' = 65536 is not a valid "
+                  "launch "
                   "dimension "
                   "(1..65535)");
         CHECK(
             expand_error(dir.path(), inline_sweep("B = [64]", "grid = \"0 - B\"\nblock = \"B\"")) ==
-            f + ":8:9: error: my_kernel: grid.x '0 - B' = -64 is not a valid launch dimension "
+            f + ":8:9: error: variant B=64: my_kernel: grid.x '0 - B' = -64 is not a valid launch "
+                "dimension "
                 "(1..2147483647)");
         CHECK(expand_error(dir.path(),
                            inline_sweep("B = [64]", "grid = 1\nblock = [\"B\", \"B\"]")) ==
-              f + ":9:11: error: my_kernel: block (64,64,1) has 4096 threads; a block has at most "
+              f + ":9:11: error: variant B=64: my_kernel: block (64,64,1) has 4096 threads; a "
+                  "block has at most "
                   "1024");
     }
 
@@ -264,17 +268,18 @@ TEST_SUITE("bad-input") {
         // x / 0 > 0 is a plain 1 to the parser: the division is seen all the same.
         CHECK(expand_error(dir.path(), inline_sweep("B = [0, 64]", launch,
                                                     "constraints = [\"n / B > 1\"]\n")) ==
-              f + ":2:17: error: 'n / B > 1' divides by zero or takes an invalid operation (B=0, "
+              f + ":2:17: error: variant B=0: 'n / B > 1' divides by zero or takes an invalid "
+                  "operation (B=0, "
                   "n=1000): its value 1 means nothing");
         CHECK(contains(
             expand_error(dir.path(),
                          inline_sweep("B = [64]", launch, "constraints = [\"sqrt(0 - B) < 1\"]\n")),
-            f + ":2:17: error: 'sqrt(0 - B) < 1' divides by zero or takes an invalid "
+            f + ":2:17: error: variant B=64: 'sqrt(0 - B) < 1' divides by zero or takes an invalid "
                 "operation (B=64)"));
-        CHECK(contains(
-            expand_error(dir.path(),
-                         inline_sweep("B = [64]", launch, "constraints = [\"n / (B - 64)\"]\n")),
-            f + ":2:17: error: 'n / (B - 64)' = inf is not a finite number (B=64, n=1000)"));
+        CHECK(contains(expand_error(dir.path(), inline_sweep("B = [64]", launch,
+                                                             "constraints = [\"n / (B - 64)\"]\n")),
+                       f + ":2:17: error: variant B=64: 'n / (B - 64)' = inf is not a finite "
+                           "number (B=64, n=1000)"));
         CHECK(contains(expand_error(dir.path(), inline_sweep("B = [64]", launch, {}, "2^70")),
                        "' = 1180591620717411303424.000000 is out of range for a 64-bit integer"));
         CHECK(contains(expand_error(dir.path(), inline_sweep("B = [64]", launch, {}, "0 - n")),

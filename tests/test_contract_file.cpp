@@ -464,6 +464,17 @@ TEST_CASE("a sweep dry run finds every launch mistake without a GPU at its file:
                                                                 : problem));
         CHECK_FALSE(contains(check.out, "launch plans: 0 problem(s)"));
     }
+    // A point of the sweep's space the contract cannot launch: at the contract's expression,
+    // with the variant and the sweep file that made it.
+    test::write_file(dir.path() / "contracts/splitk_gemv.toml", contract);
+    edit(dir.path() / "sweeps/splitk_gemv.sweep.toml", "pow2 = [64, 512]", "pow2 = [64, 2048]");
+    const Run wide = run_kjit_in(dir.path(), "sweep --dry-run sweeps/splitk_gemv.sweep.toml", env);
+    INFO(wide.out);
+    CHECK(wide.code == 2);
+    CHECK(contains(wide.out, "contracts/splitk_gemv.toml:60:10: error: variant GEMV_BLOCK=2048 "
+                             "SPLIT_K=1 of sweeps/splitk_gemv.sweep.toml: splitk_gemv: block.x "
+                             "'GEMV_BLOCK' = 2048 is not a valid launch dimension (1..1024) (the "
+                             "sweep's 'constraints' can leave such points out)"));
 
     // An inline contract's mistake is at the sweep file's line.
     TempDir inl;

@@ -59,7 +59,12 @@ std::optional<SweepVariant> SweepPoints::at(std::uint64_t index) {
             first_precondition_ = e.message;
         return std::nullopt;
     } catch (const ConfigError& e) {
-        throw ConfigError(e.message, e.file.empty() ? spec_.file : e.file, e.line, e.column);
+        // Where the contract writes what fails, and which point of the sweep's space made it.
+        const bool in_sweep = e.file.empty() || e.file == spec_.file;
+        throw ConfigError(
+            "variant " + v.label() + (in_sweep ? "" : " of " + spec_.file) + ": " + e.message +
+                (in_sweep ? "" : " (the sweep's 'constraints' can leave such points out)"),
+            in_sweep ? spec_.file : e.file, e.line, e.column);
     }
     v.defines = v.plan.defines;
     v.launch = v.plan.launch;
