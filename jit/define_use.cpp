@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <ranges>
 #include <set>
+#include <span>
 #include <string_view>
 #include <unordered_set>
 #include <utility>
@@ -33,17 +34,40 @@ class Lines {
 /// The identifiers a scan found, as views into the lines it read.
 using Words = std::unordered_set<std::string_view>;
 
-/// Adds the identifiers of `lines` (outside comments, string and character literals) to
-/// `names`, and those on preprocessor lines to `macros` too.
+/// The parameters of a function-like `#define NAME(a, b) ...` (`directive`: the tokens after
+/// the `#`; the `(` touching the name), else none. In its body they are the arguments, not the
+/// macros of that name: `#define SCALE(SPLIT_K) ((SPLIT_K) * 2)` reads no define SPLIT_K.
+std::unordered_set<std::string_view> macro_parameters(std::span<const Token> directive) {
+    std::unordered_set<std::string_view> params;
+    if (directive.size() < 3 || directive[0].text != "define" || directive[2].text != "(" ||
+        directive[2].text.data() != directive[1].text.data() + directive[1].text.size())
+        return params;
+    for (std::size_t k = 3; k < directive.size() && directive[k].text != ")"; ++k)
+        if (directive[k].kind == Token::Kind::identifier)
+            params.insert(directive[k].text);
+    return params;
+}
+
+/// Calls `f` with each identifier of `tokens` (a line's, or a directive's after the `#`) that
+/// names something outside it: all but a function-like macro's parameters.
+template <class F>
+void for_each_name(std::span<const Token> tokens, std::span<const Token> directive, F&& f) {
+    const auto params = macro_parameters(directive);
+    for (const Token& t : tokens)
+        if (t.kind == Token::Kind::identifier && !params.contains(t.text))
+            f(t.text);
+}
+
+/// Adds the identifiers of `lines` (outside comments, string and character literals; not a
+/// function-like macro's parameters) to `names`, and those on preprocessor lines to `macros`
+/// too.
 void scan(const std::vector<LogicalLine>& lines, Words& names, std::set<std::string_view>& macros) {
     for (const LogicalLine& l : lines)
-        for (const Token& t : l.tokens) {
-            if (t.kind != Token::Kind::identifier)
-                continue;
-            names.insert(t.text);
+        for_each_name(l.tokens, l.directive, [&](std::string_view name) {
+            names.insert(name);
             if (l.is_directive)
-                macros.insert(t.text);
-        }
+                macros.insert(name);
+        });
 }
 
 /// The walk of replaced_defines: the files of one compile in include order, the conditionals
@@ -130,11 +154,9 @@ class RedefinitionWalk {
                            [](const Frame& f) { return f.branch == Truth::no; });
     }
 
-    void read(std::span<const Token> tokens) {
+    void read(std::span<const Token> tokens, std::span<const Token> directive = {}) {
         if (live_)
-            for (const Token& t : tokens)
-                if (t.kind == Token::Kind::identifier)
-                    live_->insert(t.text);
+            for_each_name(tokens, directive, [&](std::string_view name) { live_->insert(name); });
     }
 
     // Whether an open conditional that kjit cannot tell tests `name`: its author handles an
@@ -158,7 +180,7 @@ class RedefinitionWalk {
         const bool opens = d == "if" || d == "ifdef" || d == "ifndef";
         const bool continues = d.starts_with("elif") || d == "else" || d == "endif";
         if (opens ? !dead() : continues ? !dead(1) : !dead())
-            read(tokens.subspan(1));
+            read(tokens.subspan(1), tokens);
         auto test = [&](Frame& frame) {
             for (std::size_t k = 1; k < tokens.size(); ++k)
                 if (tokens[k].kind == Token::Kind::identifier)

@@ -204,6 +204,23 @@ TEST_CASE("an injected define the source never names is found by a text check") 
     CHECK_FALSE(unread[0].redefined);
 }
 
+TEST_CASE("a function-like macro's parameter of a define's name does not read the define") {
+    // In the body the name is the macro's argument: the injected SPLIT_K never reaches it.
+    TempDir dir;
+    write_file(dir.path() / "k.cu", "#define SCALE(SPLIT_K, x) ((SPLIT_K) * (x))\n"
+                                    "#define WIDTH (TILE * 2)\n"
+                                    "#define TWICE (BLOCK) (BLOCK * 2)\n" // object-like
+                                    "extern \"C\" __global__ void k(int* p) {\n"
+                                    "  p[0] = SCALE(2, WIDTH) + TWICE; }\n");
+    write_file(dir.path() / "k.cuh", "#define HALF(ROWS) ((ROWS) / 2)\n");
+    const kjit::SourceSet set = kjit::SourceSet::from_directory(dir.path());
+    const auto unread = kjit::unread_defines(
+        set, set.kernel("k"), {{"SPLIT_K", "8"}, {"TILE", "4"}, {"BLOCK", "2"}, {"ROWS", "2"}});
+    REQUIRE(unread.size() == 2);
+    CHECK(unread[0].name == "ROWS"); // in a header it can include, read whole: still a parameter
+    CHECK(unread[1].name == "SPLIT_K");
+}
+
 TEST_CASE("a define read only in branches the compile skips is not read") {
     // A knob left in an `#if 0` block: every sweep variant would be the same kernel.
     TempDir dir;
