@@ -224,9 +224,11 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
         const std::string& arch = c.request.options.arch;
         if (r.compiled) {
             ++summary.compiled;
-            std::printf("  ok    %-16s %-7s %8.1f ms  cubin %6.1f KiB  hash %.12s  %s%s\n",
+            // The cache key, not the kernel file's hash: it covers what the file includes, the
+            // defines and the options, so two lines differ where their compiles do.
+            std::printf("  ok    %-16s %-7s %8.1f ms  cubin %6.1f KiB  key %.12s  %s%s\n",
                         c.label.c_str(), arch.c_str(), r.compiled->compile_ms,
-                        r.compiled->cubin.size() / 1024.0, r.compiled->source_hash.hex().c_str(),
+                        r.compiled->cubin.size() / 1024.0, r.key.hex().c_str(),
                         c.defines.c_str(), r.origin == Origin::disk ? " (cached)" : "");
             continue;
         }
