@@ -1,6 +1,7 @@
 #include "kernels/plan.hpp"
 
 #include "core/error.hpp"
+#include "jit/define_use.hpp"
 #include "kernels/expr.hpp"
 
 #include <algorithm>
@@ -70,8 +71,23 @@ struct ContractPlanner::Impl {
     std::optional<Expr> bytes, flops;
 
     Expr compile(const std::string& text, const std::string& what, const Scope& scope) const {
+        const auto at = contract.where.find(what);
+        // A define whose value is no number is left out of the scope: said as such where an
+        // expression reads it, not as an unknown name.
+        for (const auto& [k, v] : contract.defines)
+            if (!scope.contains(k) && names_identifier(text, k)) {
+                const auto d = contract.where.find("define " + k);
+                const std::string message =
+                    "contract " + contract.name + ", " + what + ": '" + text + "' reads define " +
+                    k + " = '" + v + "'" +
+                    (d == contract.where.end() ? ""
+                                               : " (line " + std::to_string(d->second.line) + ")") +
+                    ", which is not a number: the contract's expressions read defines as numbers";
+                if (at == contract.where.end())
+                    throw ConfigError(message);
+                throw ConfigError(message, at->second);
+            }
         try {
-            const auto at = contract.where.find(what);
             if (at == contract.where.end())
                 return Expr(text, scope);
             return Expr(text, scope, at->second.path, at->second.line, at->second.column);
