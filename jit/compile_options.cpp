@@ -1,6 +1,7 @@
 #include "jit/compile_options.hpp"
 
 #include "core/error.hpp"
+#include "jit/source_lines.hpp"
 #include "jit/toolkit.hpp"
 
 #include <cctype>
@@ -57,15 +58,74 @@ bool is_identifier(const std::string& name) {
 }
 
 /// What is wrong with a define's value, or "".
-std::string value_problem(const std::string& value) {
+std::string value_problem(const std::string& name, const std::string& value) {
     if (value.find_first_of("\n\r") != std::string::npos)
         return "the value contains a line break";
     if (value.find('\0') != std::string::npos)
         return "the value contains a NUL character";
+    if (const std::string op = open_operator(value); !op.empty())
+        return "the value '" + value + "' is an expression with '" + op +
+               "' outside parentheses: a define expands as text, so the source's own " + name +
+               " / 2 would read '" + value + " / 2'; write " + name + "=(" + value + ")";
     return {};
 }
 
 } // namespace
+
+/// The first binary arithmetic operator of `value` outside parentheses (`${...}` an operand),
+/// e.g. "+" of "${block} + 256"; "" when there is none. A macro expands as text, so such a
+/// value changes meaning inside the source's own expressions (`BLOCK / 32`).
+std::string open_operator(std::string_view value) {
+    std::string text; // each ${...} an operand
+    for (std::size_t i = 0; i < value.size();) {
+        if (value.compare(i, 2, "${") == 0) {
+            const std::size_t end = value.find('}', i);
+            i = end == std::string_view::npos ? value.size() : end + 1;
+            text += '0';
+        } else {
+            text += value[i++];
+        }
+    }
+    const LogicalSource source(text);
+    std::vector<Token> tokens;
+    for (const LogicalLine& line : source.lines())
+        tokens.insert(tokens.end(), line.tokens.begin(), line.tokens.end());
+    int depth = 0;
+    bool operand = false; // whether the token before is an operand
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        const std::string_view t = tokens[i].text;
+        if (tokens[i].kind != Token::Kind::punctuator) {
+            operand = true;
+            continue;
+        }
+        if (t == "(" || t == "[") {
+            ++depth;
+            operand = false;
+            continue;
+        }
+        if (t == ")" || t == "]") {
+            --depth;
+            operand = true;
+            continue;
+        }
+        std::string op(t);
+        if ((t == "<" || t == ">" || t == "&" || t == "|") && i + 1 < tokens.size() &&
+            tokens[i + 1].text == t && tokens[i + 1].text.data() == t.data() + 1)
+            op += tokens[++i].text;
+        const bool arithmetic = op == "+" || op == "-" || op == "*" || op == "/" || op == "%" ||
+                                op == "<<" || op == ">>" || op == "&" || op == "|" || op == "^" ||
+                                op == "&&" || op == "||";
+        // Binary: an operand on each side (`float*` and `-1` are no such thing).
+        if (arithmetic && operand && depth == 0 && i + 1 < tokens.size()) {
+            const Token& next = tokens[i + 1];
+            if (next.kind != Token::Kind::punctuator || next.text == "(" || next.text == "-" ||
+                next.text == "+" || next.text == "~" || next.text == "!")
+                return op;
+        }
+        operand = false;
+    }
+    return "";
+}
 
 bool is_real_arch(const std::string& arch) {
     if (!arch.starts_with("sm_"))
@@ -95,7 +155,7 @@ void CompileOptions::check() const {
         if (!is_identifier(name))
             throw ConfigError("bad define '" + name + "=" + value +
                               "': expected NAME=VALUE with NAME a C identifier");
-        if (const std::string problem = value_problem(value); !problem.empty())
+        if (const std::string problem = value_problem(name, value); !problem.empty())
             throw ConfigError("bad define '" + name + "': " + problem);
     }
     for (const auto& dir : include_dirs) {
@@ -115,7 +175,7 @@ void add_define(std::map<std::string, std::string>& defines, const std::string& 
     if (!is_identifier(name))
         throw ConfigError("bad define '" + assignment +
                           "': expected NAME=VALUE with NAME a C identifier");
-    if (const std::string problem = value_problem(value); !problem.empty())
+    if (const std::string problem = value_problem(name, value); !problem.empty())
         throw ConfigError("bad define '" + name + "': " + problem);
     defines[name] = value;
 }

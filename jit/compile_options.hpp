@@ -2,6 +2,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -66,8 +67,14 @@ std::string arch_problem(const std::string& arch);
 
 /// "NAME=VALUE" as {NAME, VALUE}; "NAME" alone as {NAME, "1"}, as nvcc reads it. Not checked.
 std::pair<std::string, std::string> split_define(const std::string& assignment);
+
+/// The first binary arithmetic operator of define value `value` outside parentheses (`${...}` an
+/// operand), e.g. "+" of "${block} + 256"; "" when there is none. A macro expands as text, so
+/// such a value changes meaning inside the source's own expressions (`BLOCK / 32`): every
+/// define is refused with one (CompileOptions::check, add_define, the shape files).
+std::string open_operator(std::string_view value);
 /// Parses "NAME=VALUE" (or "NAME", meaning 1) into defines; ConfigError on a bad name, or a
-/// value with a line break or a NUL.
+/// value with a line break, a NUL or an operator outside parentheses (open_operator).
 void add_define(std::map<std::string, std::string>& defines, const std::string& assignment);
 
 } // namespace kjit

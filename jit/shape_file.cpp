@@ -216,60 +216,6 @@ std::string substitute(const std::string& value, const ModelShape& shape, const 
     }
     return v;
 }
-/// The first binary arithmetic operator of `value` outside parentheses (`${...}` an operand),
-/// e.g. "+" of "${block} + 256"; "" when there is none. A macro expands as text, so such a
-/// value changes meaning inside the source's own expressions (`BLOCK / 32`).
-std::string open_operator(std::string_view value) {
-    std::string text; // each ${...} an operand
-    for (std::size_t i = 0; i < value.size();) {
-        if (value.compare(i, 2, "${") == 0) {
-            const std::size_t end = value.find('}', i);
-            i = end == std::string_view::npos ? value.size() : end + 1;
-            text += '0';
-        } else {
-            text += value[i++];
-        }
-    }
-    const LogicalSource source(text);
-    std::vector<Token> tokens;
-    for (const LogicalLine& line : source.lines())
-        tokens.insert(tokens.end(), line.tokens.begin(), line.tokens.end());
-    int depth = 0;
-    bool operand = false; // whether the token before is an operand
-    for (std::size_t i = 0; i < tokens.size(); ++i) {
-        const std::string_view t = tokens[i].text;
-        if (tokens[i].kind != Token::Kind::punctuator) {
-            operand = true;
-            continue;
-        }
-        if (t == "(" || t == "[") {
-            ++depth;
-            operand = false;
-            continue;
-        }
-        if (t == ")" || t == "]") {
-            --depth;
-            operand = true;
-            continue;
-        }
-        std::string op(t);
-        if ((t == "<" || t == ">" || t == "&" || t == "|") && i + 1 < tokens.size() &&
-            tokens[i + 1].text == t && tokens[i + 1].text.data() == t.data() + 1)
-            op += tokens[++i].text;
-        const bool arithmetic = op == "+" || op == "-" || op == "*" || op == "/" || op == "%" ||
-                                op == "<<" || op == ">>" || op == "&" || op == "|" || op == "^" ||
-                                op == "&&" || op == "||";
-        // Binary: an operand on each side (`float*` and `-1` are no such thing).
-        if (arithmetic && operand && depth == 0 && i + 1 < tokens.size()) {
-            const Token& next = tokens[i + 1];
-            if (next.kind != Token::Kind::punctuator || next.text == "(" || next.text == "-" ||
-                next.text == "+" || next.text == "~" || next.text == "!")
-                return op;
-        }
-        operand = false;
-    }
-    return "";
-}
 } // namespace
 
 std::map<std::string, std::string> resolve_defines(const KernelSpec& spec,

@@ -197,13 +197,22 @@ TEST_SUITE("bad-input") {
                                   "by its name"));
     }
 
-    TEST_CASE("a define with a NUL or a line break or a name that is not an identifier is refused") {
+    TEST_CASE("a define with a NUL or a line break or an open operator or a name that is not an "
+              "identifier is refused") {
         Defines d;
         CHECK_THROWS_WITH_AS(add_define(d, std::string("X=a\0b", 5)),
                              "error: bad define 'X': the value contains a NUL character",
                              ConfigError);
         CHECK_THROWS_WITH_AS(add_define(d, "X=a\nb"),
                              "error: bad define 'X': the value contains a line break", ConfigError);
+        // An operator outside parentheses changes meaning inside the source's expressions.
+        CHECK_THROWS_WITH_AS(add_define(d, "B=64+64"),
+                             "error: bad define 'B': the value '64+64' is an expression with '+' "
+                             "outside parentheses: a define expands as text, so the source's own "
+                             "B / 2 would read '64+64 / 2'; write B=(64+64)",
+                             ConfigError);
+        for (const char* fine : {"B=(64+64)", "B=-1", "B=float*", "B=1.0f", "B=a::b<2>"})
+            CHECK_NOTHROW(add_define(d, fine));
         // Options built in code, bypassing add_define, are checked before a compile or a key.
         CompileOptions o;
         o.defines["A B"] = "1";

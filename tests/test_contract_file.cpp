@@ -189,10 +189,14 @@ TEST_CASE("every mistake in a contract file is reported at its file:line:col") {
         {"[defines]\nSPLIT_K = 4", "[defines]\nSPLT_K = 4",
          "c.toml:20:17: contract splitk_gemv, precondition 1: bad expression 'cols % (SPLIT_K * "
          "4) == 0': unknown name 'SPLIT_K'; did you mean SPLT_K?"},
-        {"[defines]\nSPLIT_K = 4", "[defines]\nSPLIT_K = \"2+2\"",
+        {"[defines]\nSPLIT_K = 4", "[defines]\nSPLIT_K = \"(2+2)\"",
          "c.toml:20:9: contract splitk_gemv, precondition 1: 'cols % (SPLIT_K * 4) == 0' reads "
-         "define SPLIT_K = '2+2' (line 16), which is not a number: the contract's expressions "
+         "define SPLIT_K = '(2+2)' (line 16), which is not a number: the contract's expressions "
          "read defines as numbers"},
+        {"[defines]\nSPLIT_K = 4", "[defines]\nSPLIT_K = \"2+2\"",
+         "c.toml:16:1: defines: bad define 'SPLIT_K': the value '2+2' is an expression with '+' "
+         "outside parentheses: a define expands as text, so the source's own SPLIT_K / 2 would "
+         "read '2+2 / 2'; write SPLIT_K=(2+2)"},
         {"grid = \"ceil_div(rows, GEMV_BLOCK)\"", "grid = \"ceildiv(rows, GEMV_BLOCK)\"",
          "c.toml:65:9: contract splitk_gemv, step 2 grid[0]: bad expression 'ceildiv(rows, "
          "GEMV_BLOCK)': unknown function 'ceildiv'; did you mean ceil_div? (functions: "
