@@ -303,6 +303,8 @@ void validate_contract(const KernelContract& c) {
         } catch (const ConfigError& e) {
             fail(c, "check shape " + cs.shape + ": " + e.message);
         }
+        if (const std::string problem = self_reference_problem(c, defines); !problem.empty())
+            fail(c, "check shape " + cs.shape + ": " + problem);
         for (DType d : cs.dtypes.empty() ? c.dtypes : cs.dtypes) {
             plan_at(cs.shape, d, defines, "check shape");
             if (!c.reference_defines.empty())
@@ -310,6 +312,21 @@ void validate_contract(const KernelContract& c) {
                         "check shape (reference defines)");
         }
     }
+}
+
+std::string self_reference_problem(const KernelContract& contract, const Defines& defines) {
+    if (contract.reference_defines.empty())
+        return {};
+    Defines merged = contract.defines;
+    for (const auto& [k, v] : defines)
+        merged[k] = v;
+    for (const auto& [k, v] : contract.reference_defines)
+        if (merged[k] != v)
+            return {};
+    return "its defines already hold the reference defines (" +
+           defines_text(contract.reference_defines) +
+           "), so kjit check would compare the pipeline with itself and pass any kernel; give "
+           "the case a define that differs";
 }
 
 Defines with_reference_defines(const KernelContract& contract, Defines defines) {

@@ -177,6 +177,11 @@ std::vector<Diagnostic> unread_check_defines(const KernelContract& contract,
 /// case with when the contract has no float64 reference.
 Defines with_reference_defines(const KernelContract& contract, Defines defines);
 
+/// Why a check case with `defines` (over the contract's) compares nothing: with no float64
+/// reference, its defines equal its reference's (every reference define already set to its
+/// reference value), so `kjit check` would compare the pipeline with itself; "" otherwise.
+std::string self_reference_problem(const KernelContract& contract, const Defines& defines);
+
 /// Every field in one canonical text: equal texts, equal contracts (a results-cache key).
 std::string contract_text(const KernelContract& contract);
 

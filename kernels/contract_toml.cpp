@@ -454,6 +454,8 @@ KernelContract read_contract(const TomlDocument& doc) {
                     c.where["[[check]] " + std::to_string(c.check_shapes.size() + 1) +
                             " define " + e.key] = e.key_where;
             }
+            if (const std::string problem = self_reference_problem(c, defines); !problem.empty())
+                t.fail("this check case compares nothing: " + problem);
             const TomlNode shape = t.required("shape", "[[check]]");
             for (DType d : cs.dtypes.empty() ? c.dtypes : cs.dtypes) {
                 cs.shape = contract_shape(shape, planner, d, defines, "shape");

@@ -203,6 +203,14 @@ TEST_CASE("every mistake in a contract file is reported at its file:line:col") {
          "ceil_div, f32, min, max, floor, ceil, abs, sqrt)"},
         {"reference_defines = { SPLIT_K = 1 }", "reference_defines = { SPLIT_K = 1, TILE = 2 }",
          "c.toml:13:36: reference define TILE is none of the contract's [defines]"},
+        // A case at the reference's own defines would compare the pipeline with itself.
+        {"defines = { SPLIT_K = 8, GEMV_BLOCK = 128 }",
+         "defines = { SPLIT_K = 1, GEMV_BLOCK = 128 }",
+         "c.toml:72:1: this check case compares nothing: its defines already hold the reference "
+         "defines (SPLIT_K=1), so kjit check would compare the pipeline with itself and pass any "
+         "kernel"},
+        {"[defines]\nSPLIT_K = 4", "[defines]\nSPLIT_K = 1",
+         "c.toml:69:1: this check case compares nothing"},
         {"entry = \"splitk_reduce\"", "entry = \"splitk_reduce\"\nmain = true",
          "c.toml:65:8: another step is marked main already"},
         {"bench_shape = { rows = 4096, cols = 14336 }", "bench_shape = \"rows=4096,cols=14336\"",
