@@ -236,8 +236,16 @@ std::string contract_shape(const TomlNode& n, const ContractPlanner& planner, DT
         const KernelContract& c = planner.contract();
         text = shape_text(c, parse_shape(c, text)); // the contract's key order
         (void)planner.plan(parse_shape(c, text), dtype, defines);
+    } catch (const PreconditionError& e) {
+        n.fail(std::string(what) + ": " + e.message); // the shape's own mistake
     } catch (const ConfigError& e) {
-        n.fail(std::string(what) + ": " + e.message);
+        if (e.file.empty())
+            n.fail(std::string(what) + ": " + e.message);
+        // What the contract writes (a launch dimension, a count) fails at this shape: at the
+        // expression, naming the shape and its line.
+        throw ConfigError(std::string(what) + " " + text + " (line " +
+                              std::to_string(n.where().line) + "): " + e.message,
+                          e.file, e.line, e.column);
     }
     return text;
 }

@@ -203,6 +203,12 @@ TEST_CASE("every mistake in a contract file is reported at its file:line:col") {
          "ceil_div, f32, min, max, floor, ceil, abs, sqrt)"},
         {"reference_defines = { SPLIT_K = 1 }", "reference_defines = { SPLIT_K = 1, TILE = 2 }",
          "c.toml:13:36: reference define TILE is none of the contract's [defines]"},
+        // A launch the contract writes that fails at a declared shape: at the expression,
+        // naming the shape.
+        {"block = \"GEMV_BLOCK\"\nargs = [\"y\", \"partial\", \"rows\"]",
+         "block = \"GEMV_BLOCK * 16\"\nargs = [\"y\", \"partial\", \"rows\"]",
+         "c.toml:66:10: bench_shape rows=4096,cols=14336 (line 9): splitk_gemv: block.x "
+         "'GEMV_BLOCK * 16' = 4096 is not a valid launch dimension (1..1024)"},
         // A case at the reference's own defines would compare the pipeline with itself.
         {"defines = { SPLIT_K = 8, GEMV_BLOCK = 128 }",
          "defines = { SPLIT_K = 1, GEMV_BLOCK = 128 }",
