@@ -303,6 +303,17 @@ TEST_SUITE("bad-input") {
         CHECK(r.code == 2);
     }
 
+    TEST_CASE("a baseline that a constraint or a precondition drops says which and where") {
+        test::TempDir dir;
+        const std::string f = (dir.path() / "s.toml").string();
+        const std::string launch = "grid = 1\nblock = \"B\"";
+        const std::string check = "[check]\nbaseline = { B = 128 }\n";
+        CHECK(expand_error(dir.path(), inline_sweep("B = [64, 128]\n" + check, launch,
+                                                    "constraints = [\"B < 100\"]\n")) ==
+              f + ":8:12: error: the baseline variant (B=128) is not among the variants that "
+                  "satisfy the constraints: constraint 'B < 100' (line 2) is false");
+    }
+
     TEST_CASE("a huge range is refused at once by the variant cap and never expanded") {
         test::TempDir dir;
         const std::string launch = "grid = 1\nblock = 64";

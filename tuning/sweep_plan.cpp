@@ -50,6 +50,8 @@ std::optional<SweepVariant> SweepPoints::at(std::uint64_t index) {
         for (const auto& c : spec_.constraints)
             if (c.eval(s) == 0.0) {
                 ++rejected_;
+                last_rejection_ = "constraint '" + c.text() + "' (line " +
+                                  std::to_string(c.where().line) + ") is false";
                 return std::nullopt;
             }
         v.plan = planner_.plan(shape_, spec_.dtype, v.defines, swept_launch);
@@ -57,6 +59,7 @@ std::optional<SweepVariant> SweepPoints::at(std::uint64_t index) {
         ++rejected_;
         if (first_precondition_.empty())
             first_precondition_ = e.message;
+        last_rejection_ = e.message;
         return std::nullopt;
     } catch (const ConfigError& e) {
         // Where the contract writes what fails, and which point of the sweep's space made it.
@@ -209,10 +212,21 @@ std::vector<SweepVariant> expand(const SweepSpec& spec, std::size_t* rejected,
     if (!spec.baseline.empty()) {
         base = static_cast<std::size_t>(
             std::find_if(out.begin(), out.end(), is_baseline) - out.begin());
-        if (base == out.size())
-            throw ConfigError("the baseline variant is not among the variants that satisfy the "
-                              "constraints",
-                              spec.file);
+        if (base == out.size()) {
+            // Why: the named point planned again (every parameter named), else the first drop.
+            std::string why = points.last_rejection();
+            if (const auto index = points.index_of(spec.baseline); index && !points.at(*index))
+                why = points.last_rejection();
+            std::string named;
+            for (const auto& [k, value] : spec.baseline)
+                named += (named.empty() ? "" : " ") + k + "=" + std::to_string(value);
+            const auto at = spec.positions.find("[check] baseline");
+            throw ConfigError("the baseline variant (" + named +
+                                  ") is not among the variants that satisfy the constraints" +
+                                  (why.empty() ? "" : ": " + why),
+                              spec.file, at == spec.positions.end() ? 0 : at->second.first,
+                              at == spec.positions.end() ? 0 : at->second.second);
+        }
     }
     out[base].baseline = true;
     return out;

@@ -41,6 +41,9 @@ class SweepPoints {
     [[nodiscard]] std::size_t rejected() const { return rejected_; }
     /// "no variant satisfies the constraints (N rejected; <the first failed precondition>)".
     [[nodiscard]] std::string none_left() const;
+    /// Why at() last dropped a point: "constraint 'EXPR' (line L) is false" or the failed
+    /// precondition.
+    [[nodiscard]] const std::string& last_rejection() const { return last_rejection_; }
 
   private:
     const SweepSpec& spec_;
@@ -48,7 +51,7 @@ class SweepPoints {
     ContractPlanner planner_;
     ShapeValues shape_;
     std::size_t rejected_ = 0;
-    std::string first_precondition_;
+    std::string first_precondition_, last_rejection_;
 };
 
 /// splitmix64: a search's draws, the same for the same seed on every machine.

@@ -219,6 +219,8 @@ void read_check(const TomlNode& n, SweepSpec& spec) {
                        " is not an integer: name a reference_variant");
             }
     if (const auto v = t.get("baseline"))
+        spec.positions["[check] baseline"] = position(v->where());
+    if (const auto v = t.get("baseline"))
         for (const TomlEntry& e : v->table("baseline").entries()) {
             const auto p = std::find_if(spec.params.begin(), spec.params.end(),
                                         [&](const SweepParam& p) { return p.name == e.key; });
