@@ -55,7 +55,8 @@ int run_compile(const CompileArgs& args) {
     // The report goes to stdout unless the CUBIN or the PTX does.
     FILE* report = args.cubin_out == "-" || args.ptx_out == "-" ? stderr : stdout;
     std::fprintf(report,
-                 "%s: %s for %s in %.1f ms, cubin %zu bytes, hash %s\n  defines: %s\n  key: %s\n",
+                 "%s: %s for %s in %.1f ms, cubin %zu bytes, kernel file hash %s\n  defines: %s\n  "
+                 "key: %s\n",
                  c.path.c_str(),
                  s.origin == Origin::disk     ? "cached, compiled"
                  : s.origin == Origin::remote ? "from the remote cache, compiled"
