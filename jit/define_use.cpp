@@ -11,7 +11,6 @@
 #include <set>
 #include <span>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -100,27 +99,6 @@ class RedefinitionWalk {
     }
 
     [[nodiscard]] bool visited(const SourceFile& f) const { return visited_.contains(&f); }
-    /// Whether a #define the compile reads defines `name` (read or not).
-    [[nodiscard]] bool defines(std::string_view name) const {
-        return defined_names_.contains(name);
-    }
-
-    /// Adds to the names read the body names of each macro read, and of each macro those
-    /// bodies read, and so on: a name only in the body of a macro nothing expands is not read.
-    void expand() {
-        if (!live_)
-            return;
-        std::vector<std::string_view> pending(live_->begin(), live_->end());
-        while (!pending.empty()) {
-            const auto body = bodies_.find(pending.back());
-            pending.pop_back();
-            if (body == bodies_.end())
-                continue;
-            for (std::string_view name : body->second)
-                if (live_->insert(name).second)
-                    pending.push_back(name);
-        }
-    }
     /// Whether a line the compile reads #includes what the walk cannot follow (a computed
     /// #include, a "name" not among the sources): it may reach any file of the set.
     [[nodiscard]] bool opaque() const { return opaque_; }
@@ -204,16 +182,8 @@ class RedefinitionWalk {
         // #elif's where the one it continues is), any other directive's where it is read.
         const bool opens = d == "if" || d == "ifdef" || d == "ifndef";
         const bool continues = d.starts_with("elif") || d == "else" || d == "endif";
-        if (d == "define" && tokens.size() > 1 && !dead()) {
-            // A macro's body reads its names only where the macro is expanded (expand()).
-            defined_names_.insert(tokens[1].text);
-            if (live_)
-                for_each_name(tokens.subspan(2), tokens, [&](std::string_view name) {
-                    bodies_[tokens[1].text].push_back(name);
-                });
-        } else if (opens ? !dead() : continues ? !dead(1) : !dead()) {
+        if (opens ? !dead() : continues ? !dead(1) : !dead())
             read(tokens.subspan(1), tokens);
-        }
         auto test = [&](Frame& frame) {
             for (std::size_t k = 1; k < tokens.size(); ++k)
                 if (tokens[k].kind == Token::Kind::identifier)
@@ -278,9 +248,6 @@ class RedefinitionWalk {
     const SourceSet& sources_;
     Lines& lines_;
     Words* live_;
-    /// Each macro's body names (its parameters left out), over every #define of it read.
-    std::unordered_map<std::string_view, std::vector<std::string_view>> bodies_;
-    Words defined_names_; ///< every macro a read #define defines
     bool opaque_ = false;
     std::set<const SourceFile*> visited_;
     std::vector<Frame> frames_;
@@ -352,13 +319,11 @@ std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceF
         for (const SourceFile* f : includable)
             if (!walk.visited(*f))
                 scan(lines.of(*f), names, macros);
-    walk.expand();
     Words all;
     bool all_read = false;
     const auto& replaced = walk.out;
     for (const auto& [name, value] : defines) {
-        // #defined again: replaced, whether or not anything reads it.
-        if (names.contains(name) || walk.defines(name)) {
+        if (names.contains(name)) {
             if (const auto r = replaced.find(name); r != replaced.end())
                 out.push_back({name, {}, r->second});
             continue;

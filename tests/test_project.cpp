@@ -221,20 +221,6 @@ TEST_CASE("a function-like macro's parameter of a define's name does not read th
     CHECK(unread[1].name == "SPLIT_K");
 }
 
-TEST_CASE("a define read only in the body of a macro nothing expands is not read") {
-    TempDir dir;
-    write_file(dir.path() / "k.cu", "#define GET() (NEVER_EXPANDED * 2)\n"
-                                    "#define INNER (DEEP * 2)\n"
-                                    "#define OUTER (INNER + 1)\n"
-                                    "#if LIMIT > 2\n#endif\n" // a conditional reads its names
-                                    "extern \"C\" __global__ void k(int* p) { p[0] = OUTER; }\n");
-    const kjit::SourceSet set = kjit::SourceSet::from_directory(dir.path());
-    const auto unread = kjit::unread_defines(
-        set, set.kernel("k"), {{"NEVER_EXPANDED", "8"}, {"DEEP", "4"}, {"LIMIT", "2"}});
-    REQUIRE(unread.size() == 1);
-    CHECK(unread[0].name == "NEVER_EXPANDED");
-}
-
 TEST_CASE("a define read only in branches the compile skips is not read") {
     // A knob left in an `#if 0` block: every sweep variant would be the same kernel.
     TempDir dir;
