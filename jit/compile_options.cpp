@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <filesystem>
+#include <set>
 #include <string_view>
 
 namespace kjit {
@@ -115,11 +116,32 @@ std::string open_operator(std::string_view value) {
         const bool arithmetic = op == "+" || op == "-" || op == "*" || op == "/" || op == "%" ||
                                 op == "<<" || op == ">>" || op == "&" || op == "|" || op == "^" ||
                                 op == "&&" || op == "||";
-        // Binary: an operand on each side (`float*` and `-1` are no such thing).
+        // Binary: an operand on each side (`float*` and `-1` are no such thing, nor a
+        // qualified pointer `float* __restrict__`; after `)` a sign may follow a cast,
+        // `(unsigned)-1`).
+        static const std::set<std::string_view> qualifiers = {"const", "volatile", "restrict",
+                                                              "__restrict", "__restrict__"};
+        // A cast: `(` ... `)` of names and `* & : < > ,` only (no number: `(0) - 1` is no cast).
+        bool after_cast = false;
+        if (i > 0 && tokens[i - 1].text == ")") {
+            std::size_t k = i - 1;
+            after_cast = true;
+            while (k > 0 && tokens[k - 1].text != "(") {
+                const Token& in = tokens[--k];
+                const std::string_view x = in.text;
+                if (in.kind != Token::Kind::identifier && x != "*" && x != "&" && x != ":" &&
+                    x != "<" && x != ">" && x != ",")
+                    after_cast = false;
+            }
+            after_cast = after_cast && k > 0 && k + 1 < i; // a `(` found, something inside
+        }
         if (arithmetic && operand && depth == 0 && i + 1 < tokens.size()) {
             const Token& next = tokens[i + 1];
-            if (next.kind != Token::Kind::punctuator || next.text == "(" || next.text == "-" ||
-                next.text == "+" || next.text == "~" || next.text == "!")
+            const bool qualifier = (op == "*" || op == "&") && qualifiers.contains(next.text);
+            const bool sign = op == "+" || op == "-";
+            if (!qualifier && !(after_cast && sign) &&
+                (next.kind != Token::Kind::punctuator || next.text == "(" || next.text == "-" ||
+                 next.text == "+" || next.text == "~" || next.text == "!"))
                 return op;
         }
         operand = false;

@@ -99,9 +99,6 @@ class RedefinitionWalk {
     }
 
     [[nodiscard]] bool visited(const SourceFile& f) const { return visited_.contains(&f); }
-    /// Whether a line the compile reads #includes what the walk cannot follow (a computed
-    /// #include, a "name" not among the sources): it may reach any file of the set.
-    [[nodiscard]] bool opaque() const { return opaque_; }
 
     std::map<std::string, Redefinition, std::less<>> out;
 
@@ -220,14 +217,11 @@ class RedefinitionWalk {
             return;
         const std::string name(t[1]);
         if (d == "include" || d == "include_next") {
-            const char* start = d.data() + d.size();
-            const std::string_view operand(
-                start, static_cast<std::size_t>(l.text.data() + l.text.size() - start));
-            const auto header = header_name(operand);
+            const char* operand = d.data() + d.size();
+            const auto header = header_name(
+                {operand, static_cast<std::size_t>(l.text.data() + l.text.size() - operand)});
             if (const SourceFile* g = header ? sources_.find(*header) : nullptr)
                 file(*g);
-            else if (!header || operand.substr(operand.find_first_not_of(" \t")).starts_with('"'))
-                opaque_ = true; // computed, or "name" from an include directory: not followed
         } else if (d == "undef" && !handled(name)) {
             undone_.insert_or_assign(name, std::pair{&f, l.line});
             defined_.erase(name);
@@ -248,7 +242,6 @@ class RedefinitionWalk {
     const SourceSet& sources_;
     Lines& lines_;
     Words* live_;
-    bool opaque_ = false;
     std::set<const SourceFile*> visited_;
     std::vector<Frame> frames_;
     Names injected_, defined_;
@@ -313,12 +306,9 @@ std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceF
     walk.file(kernel);
     const auto includable = sources.includable(kernel);
     std::set<std::string_view> macros; // of every file, for the nearest name; read when needed
-    // A file the walk did not reach is read only where an #include it cannot follow may reach
-    // it; one that only a skipped #include names is not read.
-    if (walk.opaque())
-        for (const SourceFile* f : includable)
-            if (!walk.visited(*f))
-                scan(lines.of(*f), names, macros);
+    for (const SourceFile* f : includable)
+        if (!walk.visited(*f))
+            scan(lines.of(*f), names, macros);
     Words all;
     bool all_read = false;
     const auto& replaced = walk.out;

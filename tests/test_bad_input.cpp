@@ -211,7 +211,9 @@ TEST_SUITE("bad-input") {
                              "outside parentheses: a define expands as text, so the source's own "
                              "B / 2 would read '64+64 / 2'; write B=(64+64)",
                              ConfigError);
-        for (const char* fine : {"B=(64+64)", "B=-1", "B=float*", "B=1.0f", "B=a::b<2>"})
+        for (const char* fine :
+             {"B=(64+64)", "B=-1", "B=float*", "B=1.0f", "B=a::b<2>", "B=float* __restrict__",
+              "B=const float* const", "B=(unsigned)-1", "B=1e-5"})
             CHECK_NOTHROW(add_define(d, fine));
         // Options built in code, bypassing add_define, are checked before a compile or a key.
         CompileOptions o;
