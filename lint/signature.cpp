@@ -347,7 +347,7 @@ std::string format_signatures(const SignatureReport& report, bool json) {
                 row("#", "name", "type", "size", "align", "offset");
             for (std::size_t i = 0; i < e.params.size(); ++i) {
                 const auto& p = e.params[i];
-                row(std::to_string(i), p.name, p.type, number(p.size), number(p.align),
+                row(std::to_string(i + 1), p.name, p.type, number(p.size), number(p.align),
                     number(k.offsets[i]));
             }
         }

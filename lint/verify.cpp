@@ -249,11 +249,11 @@ VerifyReport verify(SignatureReport& report, const SourceSet& sources, CompileOp
                 const PtxParam& q = ptx_params[i];
                 if (q.size == e.params[i].size && q.offset == k->offsets[i])
                     continue;
-                why += (why.empty() ? "" : "; ") + std::string("parameter ") + std::to_string(i) +
-                       " '" + e.params[i].name + "' is " + std::to_string(e.params[i].size) +
-                       " bytes at offset " + std::to_string(k->offsets[i]) + " here, " +
-                       std::to_string(q.size) + " bytes at offset " + std::to_string(q.offset) +
-                       " in .entry " + it->first;
+                why += (why.empty() ? "" : "; ") + std::string("parameter ") +
+                       std::to_string(i + 1) + " '" + e.params[i].name + "' is " +
+                       std::to_string(e.params[i].size) + " bytes at offset " +
+                       std::to_string(k->offsets[i]) + " here, " + std::to_string(q.size) +
+                       " bytes at offset " + std::to_string(q.offset) + " in .entry " + it->first;
             }
             if (why.empty())
                 ++v.agreed;

@@ -43,11 +43,11 @@ struct FunctionState {
 
 namespace {
 
-/// "(0: 8 B @0, 1: 4 B @8)": each parameter's index, size and offset.
+/// "(1: 8 B @0, 2: 4 B @8)": each parameter's number (from 1), size and offset.
 std::string layout_text(const std::vector<std::pair<std::size_t, std::size_t>>& layout) {
     std::string s;
     for (std::size_t i = 0; i < layout.size(); ++i)
-        s += (i ? ", " : "") + std::to_string(i) + ": " + std::to_string(layout[i].second) +
+        s += (i ? ", " : "") + std::to_string(i + 1) + ": " + std::to_string(layout[i].second) +
              " B @" + std::to_string(layout[i].first);
     return "(" + s + ")";
 }
@@ -78,6 +78,12 @@ std::vector<std::pair<std::size_t, std::size_t>> packed_layout(std::span<const s
     return out;
 }
 } // namespace
+
+std::string with_article(const std::string& what) {
+    const bool vowel_sound = what.starts_with('8') || what.starts_with("11-") ||
+                             what.starts_with("18-") || what.starts_with("unknown");
+    return (vowel_sound ? "an " : "a ") + what;
+}
 
 std::string describe_arg(ArgKind kind, std::size_t size) {
     switch (kind) {
@@ -180,9 +186,10 @@ std::string param_mismatch(std::span<const ParamType> params, std::span<const st
         const ParamType& p = params[i];
         if (kind_fits(p, kinds[i]) && sizes[i] == p.size)
             continue;
-        return "argument " + std::to_string(i) + " is a " + describe_arg(kinds[i], sizes[i]) +
-               " but the kernel's parameter " + std::to_string(i) +
-               (p.name.empty() ? "" : " '" + p.name + "'") + " is a " + p.describe();
+        return "argument " + std::to_string(i + 1) + " is " +
+               with_article(describe_arg(kinds[i], sizes[i])) + " but the kernel's parameter " +
+               std::to_string(i + 1) + (p.name.empty() ? "" : " '" + p.name + "'") + " is " +
+               with_article(p.describe());
     }
     return {};
 }
@@ -208,13 +215,12 @@ void Function::check_arguments(const LaunchConfig& config, std::span<const std::
     } else {
         for (std::size_t i = 0; i < passed.size(); ++i)
             if (passed[i] != expected[i]) {
-                problem = "argument " + std::to_string(i) + " is " +
+                problem = "argument " + std::to_string(i + 1) + " is " +
                           std::to_string(passed[i].second) + " bytes at offset " +
                           std::to_string(passed[i].first) + " but the kernel's parameter " +
-                          std::to_string(i) + " is " + std::to_string(expected[i].second) +
-                          " bytes at offset " + std::to_string(expected[i].first) +
-                          "; expected " + layout_text(expected) + ", passed " +
-                          layout_text(passed);
+                          std::to_string(i + 1) + " is " + std::to_string(expected[i].second) +
+                          " bytes at offset " + std::to_string(expected[i].first) + "; expected " +
+                          layout_text(expected) + ", passed " + layout_text(passed);
                 break;
             }
     }

@@ -52,6 +52,9 @@ enum class ArgKind : unsigned char { integer, floating, pointer, other };
 /// "4-byte float", "8-byte integer", "pointer", "16-byte object".
 std::string describe_arg(ArgKind kind, std::size_t size);
 
+/// `what` after "a" or "an" ("an 8-byte float", "a 4-byte integer").
+std::string with_article(const std::string& what);
+
 /// What is wrong with passing arguments of `sizes` and `kinds` to a kernel whose parameters
 /// are `params` (their count, each size and kind); "" when they fit. The first launch refuses
 /// a mismatch with this text; a dry run finds it without a GPU.

@@ -438,7 +438,7 @@ TEST_CASE("a sweep dry run finds every launch mistake without a GPU at its file:
          "(splitk_reduce): the kernel takes 3 parameters but 2 arguments were passed"},
         {"name = \"cols\"\ntype = \"i32\"", "name = \"cols\"\ntype = \"f32\"",
          "contracts/splitk_gemv.toml:61:8: error: variant GEMV_BLOCK=64 SPLIT_K=1: step 1 "
-         "(splitk_partial): argument 4 is a 4-byte float but the kernel's parameter 4 is a "
+         "(splitk_partial): argument 5 is a 4-byte float but the kernel's parameter 5 is a "
          "32-bit integer (.u32)"},
         {"block = \"GEMV_BLOCK\"\nargs = [\"y\"", "block = \"GEMV_BLOCK * 2\"\nargs = [\"y\"",
          "contracts/splitk_gemv.toml:66:10: error: variant GEMV_BLOCK=64 SPLIT_K=1: step 2 "

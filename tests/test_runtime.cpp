@@ -205,7 +205,7 @@ TEST_CASE("first-launch checks refuse bad launches with named causes and a good 
     CHECK(err.find("kernel=rms_norm_f32") != std::string::npos);
     // An int where a pointer is expected.
     err = launch_error([&] { f.launch(c, 0, w.ptr(), y.ptr(), rows, n, 1e-6f); });
-    CHECK(err.find("argument 0 is 4 bytes at offset 0 but the kernel's parameter 0 is 8 bytes at "
+    CHECK(err.find("argument 1 is 4 bytes at offset 0 but the kernel's parameter 1 is 8 bytes at "
                    "offset 0") != std::string::npos);
     // A block over __launch_bounds__(128).
     c.block.x = 256;

@@ -74,15 +74,15 @@ TEST_SUITE("lint") {
         CHECK(run->code == 0);
         const std::string at = (kSig / "sig_types.cu").string() + ":9:28: sig_types  ";
         CHECK(contains(run->out, at + "no __launch_bounds__  11 parameter(s), 256 bytes"));
-        for (const char* row : {"   0  count   size_t                  8      8       0",
-                                "   1  stride  ptrdiff_t               8      8       8",
-                                "   2  tex     cudaTextureObject_t     8      8      16",
-                                "   3  surf    cudaSurfaceObject_t     8      8      24",
-                                "   4  taps    float *                 8      8      32",
-                                "   5  flag    bool                    1      1      40",
-                                "   7  quad    float4                 16     16      48",
-                                "   9  shape   dim3                   12      4      80",
-                                "  10  map     const SigTensorMap    128     64     128"})
+        for (const char* row : {"   1  count   size_t                  8      8       0",
+                                "   2  stride  ptrdiff_t               8      8       8",
+                                "   3  tex     cudaTextureObject_t     8      8      16",
+                                "   4  surf    cudaSurfaceObject_t     8      8      24",
+                                "   5  taps    float *                 8      8      32",
+                                "   6  flag    bool                    1      1      40",
+                                "   8  quad    float4                 16     16      48",
+                                "  10  shape   dim3                   12      4      80",
+                                "  11  map     const SigTensorMap    128     64     128"})
             CHECK(contains(run->out, row));
     }
 
@@ -128,7 +128,7 @@ TEST_SUITE("lint") {
         CHECK(run->code == 1);
         CHECK(contains(run->out, file + ":2:28: sig_unknown  no __launch_bounds__  3 parameter(s), "
                                         "? bytes"));
-        CHECK(contains(run->out, "   1  map   const __grid_constant__ CUtensorMap     ?      ?"));
+        CHECK(contains(run->out, "   2  map   const __grid_constant__ CUtensorMap     ?      ?"));
         CHECK(contains(run->out, file + ":2:83: error: the type of parameter 'map' (const "
                                         "__grid_constant__ CUtensorMap) is not known: unknown "
                                         "type name 'CUtensorMap'"));
@@ -181,7 +181,7 @@ TEST_SUITE("lint") {
         INFO(inst.out);
         CHECK(contains(inst.out, ":24:47: sig::widen<float, 4>  __launch_bounds__(Width*32=128)  "
                                  "3 parameter(s), 24 bytes"));
-        CHECK(contains(inst.out, "   2  taps  float *           8      8      16"));
+        CHECK(contains(inst.out, "   3  taps  float *           8      8      16"));
         CHECK(contains(inst.out, "verify: 4 of 4 kernel(s) agree with the PTX"));
         const Run none = run_kjit("sig --instantiate 'sig::narrow<int>' " + kSig.string());
         CHECK(none.code == 1);

@@ -294,13 +294,13 @@ TEST_CASE("a float passed where the kernel takes an int is refused at the first 
         f.launch(config, x.ptr(), y.ptr(), 32.0f, 2.0f, 32ull, 0.0, short{0}, Pair{0.f, 0});
     });
     CHECK(contains(e, "launch: refused by kjit [kernel=typed"));
-    CHECK(contains(e, "argument 2 is a 4-byte float but the kernel's parameter 2 'n' is a "
+    CHECK(contains(e, "argument 3 is a 4-byte float but the kernel's parameter 3 'n' is a "
                       "32-bit integer (.u32)"));
     // An int where the kernel takes a float, named without a name.
     const std::string e2 = launch_error([&] {
         f.launch(config, x.ptr(), y.ptr(), 32, 2, 32ull, 0.0, short{0}, Pair{0.f, 0});
     });
-    CHECK(contains(e2, "argument 3 is a 4-byte integer but the kernel's parameter 3 is a "
+    CHECK(contains(e2, "argument 4 is a 4-byte integer but the kernel's parameter 4 is a "
                        "32-bit float (.f32)"));
     // The right kinds launch (the device pointers are CUdeviceptr integers).
     CHECK(launch_error([&] {

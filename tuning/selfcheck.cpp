@@ -78,7 +78,7 @@ CheckResult run_check_case(Engine& engine, const CheckCase& c, std::uint64_t see
         ref_plan ? buffer_capacity(std::vector<CasePlan>{plan, *ref_plan}) : plan;
     const std::vector<HostBuffer> inputs = generated_inputs(capacity, seed);
     CaseBuffers buffers(capacity, inputs);
-    const PreparedArm arm{&engine, case_spec(contract, defines).name, defines, {}};
+    const PreparedArm arm{&engine, case_spec(contract, defines).name, defines, {}, nullptr};
     const std::vector<HostBuffer> got = run_case_once(arm, plan, buffers);
     std::vector<std::vector<double>> want;
     if (!contract.reference.empty()) {
@@ -87,7 +87,8 @@ CheckResult run_check_case(Engine& engine, const CheckCase& c, std::uint64_t see
     } else {
         // The same pipeline with the reference defines, on the same inputs.
         const Defines ref_defines = check_reference_defines(c);
-        const PreparedArm ref_arm{&engine, case_spec(contract, ref_defines).name, ref_defines, {}};
+        const PreparedArm ref_arm{
+            &engine, case_spec(contract, ref_defines).name, ref_defines, {}, nullptr};
         for (HostBuffer out : run_case_once(ref_arm, *ref_plan, buffers)) {
             if (const Unwritten u = find_unwritten(out); u.count > 0)
                 throw Error("the reference (" + defines_text(contract.reference_defines) +

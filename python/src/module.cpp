@@ -695,13 +695,13 @@ void pack(const Interop& in, const std::string& kernel, const std::vector<ParamT
                 }
             }
             if (overflow)
-                refuse("argument " + std::to_string(i) + " does not fit 64 bits");
+                refuse("argument " + std::to_string(i + 1) + " does not fit 64 bits");
             const std::size_t size = sized(ParamKind::integer, 8);
             if (size < 8 &&
                 (x < -(std::int64_t{1} << (8 * size - 1)) || x >= (std::int64_t{1} << (8 * size))))
-                refuse("argument " + std::to_string(i) + " (" + std::to_string(x) +
-                       ") does not fit the kernel's parameter " + std::to_string(i) + ", a " +
-                       p->describe());
+                refuse("argument " + std::to_string(i + 1) + " (" + std::to_string(x) +
+                       ") does not fit the kernel's parameter " + std::to_string(i + 1) + ", " +
+                       with_article(p->describe()));
             const auto bits = static_cast<std::uint64_t>(x);
             switch (size) {
             case 1:
@@ -734,12 +734,13 @@ void pack(const Interop& in, const std::string& kernel, const std::vector<ParamT
                 out.put(ptr, ArgKind::pointer);
                 break;
             case Arg::host:
-                refuse("argument " + std::to_string(i) + " is a " + python_type_name(v) +
-                       " in host memory: a kernel takes device arrays");
+                refuse("argument " + std::to_string(i + 1) + " (" + python_type_name(v) +
+                       ") is in host memory: a kernel takes device arrays");
                 break;
             default:
-                refuse("argument " + std::to_string(i) + " is a " + python_type_name(v) +
-                       ": a kernel takes device arrays (a torch tensor, a CuPy array, "
+                refuse("argument " + std::to_string(i + 1) + " (" + python_type_name(v) +
+                       ") is no device array: a kernel takes device arrays (a torch tensor, a CuPy "
+                       "array, "
                        "__cuda_array_interface__ or DLPack on a CUDA device), None, int, float "
                        "or bytes");
             }

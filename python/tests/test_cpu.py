@@ -175,16 +175,16 @@ class EngineWithoutDevice(unittest.TestCase):
         self.engine.check("rms_norm", "rms_norm_f32", None, None, None, 64, 1024, 1e-6)
         with self.assertRaises(kjit.LaunchError) as c:  # rows (an int) given as a float
             self.engine.check("rms_norm", "rms_norm_f32", None, None, None, 64.0, 1024, 1e-6)
-        self.assertIn("argument 3 is a 8-byte float but the kernel's parameter 3", str(c.exception))
+        self.assertIn("argument 4 is an 8-byte float but the kernel's parameter 4", str(c.exception))
         with self.assertRaises(kjit.LaunchError) as c:  # eps (a float) given as an int
             self.engine.check("rms_norm", "rms_norm_f32", None, None, None, 64, 1024, 0)
-        self.assertIn("parameter 5", str(c.exception))
+        self.assertIn("parameter 6", str(c.exception))
         with self.assertRaises(kjit.LaunchError) as c:
             self.engine.check("rms_norm", "rms_norm_f32", None, None, None, 64, 1024)
         self.assertIn("takes 6 parameters but 5 arguments", str(c.exception))
         with self.assertRaises(kjit.LaunchError) as c:
             self.engine.check("rms_norm", "rms_norm_f32", "x", None, None, 64, 1024, 1e-6)
-        self.assertIn("argument 0 is a str: a kernel takes device arrays", str(c.exception))
+        self.assertIn("argument 1 (str) is no device array: a kernel takes device arrays", str(c.exception))
         with self.assertRaises(kjit.LaunchError) as c:
             self.engine.check("rms_norm", "rms_norm_f32", None, None, None, 1 << 40, 1024, 1e-6)
         self.assertIn("does not fit", str(c.exception))
@@ -201,7 +201,7 @@ class EngineWithoutDevice(unittest.TestCase):
                 return 1 << 20
         with self.assertRaises(kjit.LaunchError) as c:
             self.engine.check("rms_norm", "rms_norm_f32", HostTensor(), None, None, 1, 4, 1e-6)
-        self.assertIn("argument 0 is a HostTensor in host memory", str(c.exception))
+        self.assertIn("argument 1 (HostTensor) is in host memory", str(c.exception))
         with self.assertRaises(kjit.NotFoundError):
             self.engine.check("rms_norm", "no_entry", None)
 
@@ -213,19 +213,19 @@ class EngineWithoutDevice(unittest.TestCase):
         check(None, None, None, numpy.uint16(64), numpy.bool_(True), numpy.float64(1e-6))
         with self.assertRaises(kjit.LaunchError) as c:  # numpy.bool_ is the int 1: no float
             check(None, None, None, 1, 2, numpy.bool_(True))
-        self.assertIn("parameter 5", str(c.exception))
+        self.assertIn("parameter 6", str(c.exception))
         with self.assertRaises(kjit.LaunchError) as c:  # rows (an int) as a numpy float
             check(None, None, None, numpy.float32(64), 1024, 1e-6)
-        self.assertIn("argument 3 is a 8-byte float but the kernel's parameter 3", str(c.exception))
+        self.assertIn("argument 4 is an 8-byte float but the kernel's parameter 4", str(c.exception))
         with self.assertRaises(kjit.LaunchError) as c:  # eps (a float) as a numpy int
             check(None, None, None, 64, 1024, numpy.int32(0))
-        self.assertIn("parameter 5", str(c.exception))
+        self.assertIn("parameter 6", str(c.exception))
         with self.assertRaises(kjit.LaunchError) as c:  # rows is an int: 2^40 does not fit
             check(None, None, None, numpy.int64(1 << 40), 1024, 1e-6)
         self.assertIn("does not fit", str(c.exception))
         with self.assertRaises(kjit.LaunchError) as c:  # a host array (DLPack on the CPU)
             check(numpy.zeros(4, numpy.float32), None, None, 1, 4, 1e-6)
-        self.assertIn("argument 0 is a ndarray in host memory", str(c.exception))
+        self.assertIn("argument 1 (ndarray) is in host memory", str(c.exception))
 
     def test_launching_needs_a_device(self):
         self.engine.prepare([{"name": "rms_norm"}], shape={})

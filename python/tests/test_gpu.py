@@ -101,7 +101,7 @@ class Torch(unittest.TestCase):
         x, w, y = self.inputs()
         with self.assertRaises(kjit.LaunchError) as c:
             self.fn(x.shape[0], 256, x, w, y, float(x.shape[0]), x.shape[1], 1e-6)
-        self.assertIn("parameter 3", str(c.exception))
+        self.assertIn("parameter 4", str(c.exception))
         self.assertIn("float", str(c.exception))
         with self.assertRaises(kjit.LaunchError):
             self.fn(x.shape[0], 256, x, w, y, x.shape[0], x.shape[1])  # one argument short
