@@ -17,8 +17,8 @@ const std::vector<Rule> kRules = {
      "name around it (the file's value replaces the injected one)"},
     {"KJ003", Severity::error, false,
      "condition on an undefined macro: a live #if/#elif reads a name no macro defines there "
-     "(not the source, not an injected define set, not NVRTC, not an included toolkit header): "
-     "it silently evaluates to 0"},
+     "(not the source, not an injected define set, not NVRTC, not an included toolkit header; "
+     "a #define further down does not count): it silently evaluates to 0"},
     {"KJ004", Severity::warning, true,
      "knob default disagrees with production: an #ifndef default that matches none of the "
      "values the shape files inject"},

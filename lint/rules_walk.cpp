@@ -117,6 +117,8 @@ class WalkRules {
                 add(f, s);
         }
         run_jobs(resolver, scans, jobs);
+        for (const auto& [name, _] : reach_)
+            from_kernels_.insert(name);
         // A header no walked kernel includes is walked on its own.
         std::vector<WalkJob> alone;
         for (const SourceFile* f : files)
@@ -125,15 +127,17 @@ class WalkRules {
                     alone.push_back({f, {}, &p, {}});
         run_jobs(resolver, scans, alone);
 
-        std::set<std::string> defined_anywhere;
+        // Each name a reached file #defines, at its first definition (the file's set name
+        // and line; no file when injected).
+        std::map<std::string, std::pair<std::string, int>> defined_anywhere;
+        for (const auto& inj : r_.injections)
+            for (const auto& [name, _] : inj.defines)
+                defined_anywhere.emplace(name, std::pair<std::string, int>{});
         for (const auto& [name, _] : reach_)
             if (const ScannedSource* s = scans.set_file(name))
                 for (const auto& d : s->directives)
                     if (d.name == "define" && !d.args.empty())
-                        defined_anywhere.insert(d.args[0].text);
-        for (const auto& inj : r_.injections)
-            for (const auto& [name, _] : inj.defines)
-                defined_anywhere.insert(name);
+                        defined_anywhere.emplace(d.args[0].text, std::pair{name, d.line});
         report_includes(scans);
         report_conditions(scans, defined_anywhere);
         std::set<std::string> reached;
@@ -232,7 +236,9 @@ class WalkRules {
     }
 
     // KJ003 and KJ008.
-    void report_conditions(ScanCache& scans, const std::set<std::string>& defined_anywhere) {
+    void
+    report_conditions(ScanCache& scans,
+                      const std::map<std::string, std::pair<std::string, int>>& defined_anywhere) {
         for (const auto& [key, facts] : conditions_) {
             if (facts.uncertain)
                 continue;
@@ -240,9 +246,13 @@ class WalkRules {
             if (!s || key.second >= s->directives.size())
                 continue;
             const Directive& d = s->directives[key.second];
+            // A kernel's walk knows every macro defined before the condition, so a name
+            // #defined only after it is read as 0 there. A header walked on its own lacks its
+            // includers' macros: there a name defined anywhere is taken as theirs.
+            const bool alone = !from_kernels_.contains(key.first);
             std::set<std::size_t> undefined;
             for (const std::size_t a : facts.undefined)
-                if (a < d.args.size() && !defined_anywhere.contains(d.args[a].text))
+                if (a < d.args.size() && !(alone && defined_anywhere.contains(d.args[a].text)))
                     undefined.insert(a);
             for (std::size_t i = 0; i + 2 < d.args.size(); ++i) {
                 if (!undefined.contains(i) || !undefined.contains(i + 2) ||
@@ -262,19 +272,27 @@ class WalkRules {
                 undefined.erase(i);
                 undefined.erase(i + 2);
             }
-            for (const std::size_t a : undefined)
-                out_.push_back({path_of(key.first), d.args[a].line, d.args[a].column,
-                                Severity::error,
-                                "#" + d.name + " reads " + d.args[a].text +
-                                    ", which is neither defined in the source nor injected: it "
-                                    "evaluates to 0",
-                                "KJ003"});
+            for (const std::size_t a : undefined) {
+                const auto other = defined_anywhere.find(d.args[a].text);
+                std::string why = ", which is neither defined in the source nor injected";
+                if (other != defined_anywhere.end() && !other->second.first.empty()) {
+                    const auto& [file, line] = other->second;
+                    why = ", which no macro defines at this point (the #define at " +
+                          (file == key.first ? "line " : path_of(file) + ":") +
+                          std::to_string(line) + " is not in effect here)";
+                }
+                out_.push_back(
+                    {path_of(key.first), d.args[a].line, d.args[a].column, Severity::error,
+                     "#" + d.name + " reads " + d.args[a].text + why + ": it evaluates to 0",
+                     "KJ003"});
+            }
         }
     }
 
     const LintRequest& r_;
     std::vector<Diagnostic>& out_;
     std::map<std::string, std::vector<unsigned char>> reach_;
+    std::set<std::string> from_kernels_; ///< set files a kernel's walk reached
     std::map<Key, IncludeEvent> includes_;
     std::map<Key, ConditionFacts> conditions_;
     bool toolkit_ = false;

@@ -160,6 +160,34 @@ TEST_CASE("a lookup takes the exact shape then the bucket rules on the device's 
           "bucket rows nearest 2048 -> 4096");
 }
 
+TEST_CASE("a GPU with no entry of a kernel and dtype takes another GPU's of the same arch") {
+    TunedTable t;
+    t.buckets.push_back({"splitk_gemv", "rows", "nearest"});
+    t.record(entry("NVIDIA H200", 4096, "64"));
+    t.record(entry("NVIDIA H200", 1024, "128"));
+    t.record(entry("NVIDIA H100", 4096, "256"));
+    t.record(entry("NVIDIA H100", 4096, "32", "bf16"));
+    const std::map<std::string, std::int64_t> at1024{{"rows", 1024}, {"cols", 4096}};
+    // An H20 has none: the first GPU of sm_90 in the file, named in `how`.
+    const TunedMatch h20 = t.lookup("splitk_gemv", at1024, "f32", "NVIDIA H20", "sm_90");
+    REQUIRE(h20.entry);
+    CHECK(h20.entry->defines.at("GEMV_BLOCK") == "128");
+    CHECK(h20.how == "exact, measured on NVIDIA H200 (none on NVIDIA H20)");
+    // The H100 has f32 entries: its own, by its bucket rule, never the H200's exact shape.
+    const TunedMatch h100 = t.lookup("splitk_gemv", at1024, "f32", "NVIDIA H100", "sm_90");
+    REQUIRE(h100.entry);
+    CHECK(h100.entry->gpu == "NVIDIA H100");
+    CHECK(h100.how == "bucket rows nearest 1024 -> 4096");
+    // The H200 has no bf16 entry: the H100's, by the bucket rule among the H100's alone.
+    const TunedMatch bf16 = t.lookup("splitk_gemv", at1024, "bf16", "NVIDIA H200", "sm_90");
+    REQUIRE(bf16.entry);
+    CHECK(bf16.entry->defines.at("GEMV_BLOCK") == "32");
+    CHECK(bf16.how == "bucket rows nearest 1024 -> 4096, measured on NVIDIA H100 (none on "
+                      "NVIDIA H200)");
+    // Another arch never stands in.
+    CHECK_FALSE(t.lookup("splitk_gemv", at1024, "f32", "NVIDIA B200", "sm_100a").entry);
+}
+
 TEST_CASE("two contracts of one source keep their own entries and buckets") {
     // conv1d.cu holds the sequence kernel and the decode step: a sweep of either records under
     // the source, the step's entries naming their contract, and neither stands in for the other.
