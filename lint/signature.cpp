@@ -1,6 +1,7 @@
 #include "lint/signature.hpp"
 
 #include "core/json.hpp"
+#include "jit/source_lines.hpp"
 #include "lint/evaluate.hpp"
 #include "lint/macros.hpp"
 #include "lint/parallel.hpp"
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <exception>
 #include <set>
+#include <tuple>
 
 namespace kjit::lint {
 
@@ -18,12 +20,70 @@ struct ParseJob {
     const SourceFile* file;
     std::optional<ParsedUnit> unit;
     std::string error;
+    /// Name expressions of the explicit instantiations the file writes itself, parsed as if
+    /// listed with --instantiate; one that names no kernel is left out without a word.
+    std::vector<std::string> own_instantiations{};
 };
+
+// "scale<float, 4>" for each `template [__global__] void scale<float, 4>(...)` of `text` (an
+// explicit instantiation definition: no `extern` before it, no `<` after `template`); the
+// template arguments as written, tokens joined with a space only between two words.
+std::vector<std::string> explicit_instantiations(std::string_view text) {
+    const LogicalSource source(text);
+    std::vector<Token> code;
+    for (const LogicalLine& l : source.lines())
+        if (!l.is_directive)
+            code.insert(code.end(), l.tokens.begin(), l.tokens.end());
+    const auto is = [&](std::size_t i, std::string_view t) {
+        return i < code.size() && code[i].text == t;
+    };
+    const auto word = [&](std::size_t i) {
+        return code[i].kind == Token::Kind::identifier || code[i].kind == Token::Kind::number;
+    };
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < code.size(); ++i) {
+        if (!is(i, "template") || is(i + 1, "<") || (i > 0 && is(i - 1, "extern")))
+            continue;
+        std::size_t open = i + 1;
+        while (open < code.size() && !is(open, "(") && !is(open, ";") && !is(open, "{"))
+            ++open;
+        if (!is(open, "(") || !is(open - 1, ">"))
+            continue;
+        // Back over the template arguments to their `<`, then over a qualified name.
+        std::size_t start = open - 1;
+        for (int depth = 0; start > i; --start) {
+            depth += is(start, ">") ? 1 : is(start, "<") ? -1 : 0;
+            if (depth == 0)
+                break;
+        }
+        if (start <= i + 1 || code[start - 1].kind != Token::Kind::identifier)
+            continue;
+        --start;
+        while (start >= i + 4 && is(start - 1, ":") && is(start - 2, ":") &&
+               code[start - 3].kind == Token::Kind::identifier)
+            start -= 3;
+        std::string expr;
+        for (std::size_t k = start; k < open; ++k) {
+            if (k > start && word(k) && word(k - 1))
+                expr += ' ';
+            expr += code[k].text;
+        }
+        out.push_back(std::move(expr));
+    }
+    return out;
+}
 
 void parse_all(const SignatureRequest& r, std::vector<ParseJob>& jobs) {
     detail::parallel_for(jobs.size(), [&](std::size_t i) {
         try {
-            jobs[i].unit = r.clang->parse(*r.sources, *jobs[i].file, r.options);
+            ParseOptions options = r.options;
+            for (auto& e : jobs[i].own_instantiations)
+                if (std::find(options.instantiations.begin(), options.instantiations.end(), e) ==
+                    options.instantiations.end())
+                    options.instantiations.push_back(e);
+                else
+                    e.clear(); // listed by the user: reported as theirs
+            jobs[i].unit = r.clang->parse(*r.sources, *jobs[i].file, options);
         } catch (const std::exception& e) {
             jobs[i].error = e.what();
         }
@@ -174,7 +234,7 @@ SignatureReport signatures(const SignatureRequest& r) {
     }
     std::vector<ParseJob> jobs;
     for (const SourceFile* f : files)
-        jobs.push_back({f, {}, {}});
+        jobs.push_back({f, {}, {}, explicit_instantiations(f->text)});
     parse_all(r, jobs);
     // A header with a kernel that no parsed file includes is parsed on its own.
     if (r.targets.empty()) {
@@ -185,7 +245,7 @@ SignatureReport signatures(const SignatureRequest& r) {
         std::vector<ParseJob> alone;
         for (const SourceFile* h : sources.headers())
             if (!reached.contains(h->name) && h->text.find("__global__") != std::string::npos)
-                alone.push_back({h, {}, {}});
+                alone.push_back({h, {}, {}, explicit_instantiations(h->text)});
         parse_all(r, alone);
         jobs.insert(jobs.end(), std::make_move_iterator(alone.begin()),
                     std::make_move_iterator(alone.end()));
@@ -210,9 +270,11 @@ SignatureReport signatures(const SignatureRequest& r) {
             continue;
         }
         const Macros macros = unit_macros(*job.unit, r.options.defines);
+        const auto& own = job.own_instantiations;
         for (const auto& e : job.unit->entries) {
             if (!e.error.empty()) {
-                failed_instantiations.try_emplace(e.instantiation, e.error);
+                if (std::find(own.begin(), own.end(), e.instantiation) == own.end())
+                    failed_instantiations.try_emplace(e.instantiation, e.error);
                 continue;
             }
             if (!e.instantiation.empty())
@@ -254,6 +316,16 @@ SignatureReport signatures(const SignatureRequest& r) {
             report.kernels.push_back(std::move(k));
         }
     }
+    // A template listed with an instantiation needs no note asking for one.
+    std::set<std::tuple<std::string, int, int>> instantiated;
+    for (const auto& k : report.kernels)
+        if (!k.entry.instantiation.empty())
+            instantiated.emplace(k.entry.pos.file, k.entry.pos.line, k.entry.pos.column);
+    for (auto& k : report.kernels)
+        if (k.entry.is_template &&
+            instantiated.contains({k.entry.pos.file, k.entry.pos.line, k.entry.pos.column}))
+            std::erase_if(k.diagnostics,
+                          [](const Diagnostic& d) { return d.severity == Severity::note; });
     for (const auto& [expr, why] : failed_instantiations)
         if (!resolved_instantiations.contains(expr)) {
             KernelSignature k;

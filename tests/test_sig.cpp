@@ -190,6 +190,40 @@ TEST_SUITE("lint") {
                                  "namespace 'sig'"));
     }
 
+    TEST_CASE("a template's explicit instantiations in its file are listed and verified") {
+        kjit::test::TempDir dir;
+        kjit::test::write_file(
+            dir.path() / "t.cu",
+            "template <typename T> __device__ T twice(T x) { return x + x; }\n"
+            "template <typename T>\n"
+            "__global__ void scale(T* y, T a, int n) { y[threadIdx.x] = twice(a) * n; }\n"
+            "template __global__ void scale<float>(float*, float, int);\n"
+            "template __global__ void scale<double>(double*, double, int);\n"
+            "extern template __global__ void scale<int>(int*, int, int);\n"
+            "template __device__ float twice<float>(float);\n"
+            "namespace ns { template <int N> __global__ void fill(int* y) { *y = N; } }\n"
+            "template\n__global__ void ns::fill<4>(int*);\n"
+            "// template __global__ void scale<char>(char*, char, int);\n");
+        const auto run = sig("--verify " + dir.path().string());
+        if (!run)
+            return;
+        INFO(run->out);
+        CHECK(run->code == 0);
+        CHECK(contains(run->out, "t.cu:3:17: scale<float>  no __launch_bounds__  3 parameter(s), "
+                                 "16 bytes"));
+        CHECK(contains(run->out, "t.cu:3:17: scale<double>  no __launch_bounds__  3 "
+                                 "parameter(s), 20 bytes"));
+        CHECK(contains(run->out, "t.cu:8:49: ns::fill<4>  no __launch_bounds__  1 parameter(s), "
+                                 "8 bytes"));
+        // An extern template, a __device__ function and a comment are no instantiation here;
+        // an instantiated template needs no note asking for one.
+        CHECK_FALSE(contains(run->out, "scale<int>"));
+        CHECK_FALSE(contains(run->out, "twice"));
+        CHECK_FALSE(contains(run->out, "scale<char>"));
+        CHECK_FALSE(contains(run->out, "note:"));
+        CHECK(contains(run->out, "verify: 3 of 3 kernel(s) agree with the PTX (2 not checked)"));
+    }
+
     TEST_CASE("sig --verify agrees with the PTX on every fixture and shipped kernel") {
         if (!kjit::test::libclang())
             return;
