@@ -426,4 +426,17 @@ std::vector<Diagnostic> unread_check_defines(const KernelContract& contract,
     return out;
 }
 
+std::vector<std::string> KernelContract::name_expressions() const {
+    std::vector<std::string> out;
+    for (const PipelineStep& step : pipeline)
+        for (const auto& [dtype, entry] : step.entry) {
+            const bool exported = std::all_of(entry.begin(), entry.end(), [](char c) {
+                return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+            });
+            if (!exported && std::find(out.begin(), out.end(), entry) == out.end())
+                out.push_back(entry);
+        }
+    return out;
+}
+
 } // namespace kjit

@@ -123,6 +123,10 @@ struct KernelContract {
 
     /// The kernel source's name: `source`, or `name` when that is empty.
     [[nodiscard]] const std::string& source_name() const { return source.empty() ? name : source; }
+    /// The launch steps' entries that are name expressions, not exported names ("scale<float>",
+    /// "ns::fill<4>"): what a compile of the contract's kernel lists for NVRTC to instantiate
+    /// and name, so that a step finds its entry point as written.
+    [[nodiscard]] std::vector<std::string> name_expressions() const;
 };
 
 /// An input buffer of the case's dtype: element i is uniform(seed, i) * scale + offset.

@@ -425,6 +425,51 @@ TEST_CASE("a project's contracts are the ones kjit check launches and without a 
     CHECK(contains(r.out, "check: 0 failed"));
 }
 
+TEST_CASE("a contract step names a template instantiation as written") {
+    // No explicit instantiation in the file: the step's name expression makes NVRTC
+    // instantiate it, and every verb finds the entry point by that spelling.
+    TempDir dir;
+    copy_example(dir.path());
+    test::write_file(
+        dir.path() / "kernels/tscale.cu",
+        "#ifndef TS_BLOCK\n#define TS_BLOCK 128\n#endif\n"
+        "namespace ts {\ntemplate <typename T>\n"
+        "__global__ void __launch_bounds__(TS_BLOCK) scale(T* y, const T* x, int n) {\n"
+        "    int i = blockIdx.x * TS_BLOCK + threadIdx.x;\n"
+        "    if (i < n) y[i] = x[i] * T(2);\n}\n}\n");
+    test::write_file(dir.path() / "contracts/tscale.toml",
+                     "name = \"tscale\"\nshape = [\"n\"]\ndtypes = [\"f32\"]\n"
+                     "bytes = \"8 * n\"\nbench_shape = { n = 4096 }\n"
+                     "reference_defines = { TS_BLOCK = 64 }\n[defines]\nTS_BLOCK = 128\n"
+                     "[[args]]\nname = \"y\"\ntype = \"f32*\"\ncount = \"n\"\noutput = true\n"
+                     "tolerance = 1e-6\n"
+                     "[[args]]\nname = \"x\"\ntype = \"f32*\"\ncount = \"n\"\n"
+                     "[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n"
+                     "[[step]]\nentry = \"ts::scale<float>\"\ngrid = \"ceil(n / TS_BLOCK)\"\n"
+                     "block = \"TS_BLOCK\"\n"
+                     "[[check]]\nshape = { n = 4096 }\n");
+    test::write_file(dir.path() / "sweeps/tscale.sweep.toml",
+                     "kernel = \"tscale\"\n[shape]\nn = 4096\n[sweep]\nTS_BLOCK = [64, 256]\n");
+    edit(dir.path() / "kjit.toml", "\"contracts/row_softmax.toml\"]",
+         "\"contracts/row_softmax.toml\", \"contracts/tscale.toml\"]");
+    const std::string env = "KJIT_CACHE_DIR='" + (dir.path() / "cache").string() + "'";
+    const Run sweep = run_kjit_in(dir.path(), "sweep --dry-run sweeps/tscale.sweep.toml", env);
+    INFO(sweep.out);
+    CHECK(sweep.code == 0);
+    CHECK(contains(sweep.out, "TS_BLOCK=256                     (16,1,1)       (256,1,1)"));
+    CHECK(contains(sweep.out, "sweep plan: 2 variants, 0 failed to compile"));
+    // kjit check without a GPU holds every case's launches against the compiled entry points.
+    const Run check = run_kjit_in(dir.path(), "check", env);
+    INFO(check.out);
+    CHECK(contains(check.out, "launch plans: 0 problem(s), 0 define set(s) failed to compile"));
+    // A misspelt instantiation is refused at the step, with NVRTC's reason.
+    edit(dir.path() / "contracts/tscale.toml", "ts::scale<float>", "ts::scale<flaot>");
+    const Run bad = run_kjit_in(dir.path(), "sweep --dry-run sweeps/tscale.sweep.toml", env);
+    INFO(bad.out);
+    CHECK(bad.code != 0);
+    CHECK(contains(bad.out, "flaot"));
+}
+
 TEST_CASE("a sweep dry run finds every launch mistake without a GPU at its file:line:col") {
     const struct {
         std::string from, to, want;

@@ -16,6 +16,7 @@ KernelSpec case_spec(const KernelContract& contract, const Defines& defines) {
         spec.name += "/" + k + "=" + v;
     spec.source = contract.source_name();
     spec.defines = defines;
+    spec.instantiations = contract.name_expressions();
     return spec;
 }
 

@@ -154,9 +154,13 @@ SweepResult run_variants(const SweepSpec& spec, const SweepOptions& options,
     for (std::size_t i = 0; i < variants.size(); ++i)
         result.rows[i].variant = variants[i];
 
+    // A contract step that names a template instantiation is compiled with it.
+    const std::vector<std::string> instantiations = spec.contract.name_expressions();
     std::vector<KernelSpec> specs;
-    for (const auto& v : variants)
+    for (const auto& v : variants) {
         specs.push_back({spec_name(spec, v), spec.kernel, v.defines, ""});
+        specs.back().instantiations = instantiations;
+    }
     // Tolerance mode without a float64 reference: the variant every variant is compared with.
     std::optional<SweepVariant> reference;
     std::optional<KernelSpec> reference_spec;
@@ -164,6 +168,7 @@ SweepResult run_variants(const SweepSpec& spec, const SweepOptions& options,
         reference = reference_variant(spec, baseline);
         reference_spec = KernelSpec{spec.kernel + "[reference " + reference->label() + "]",
                                     spec.kernel, reference->defines, ""};
+        reference_spec->instantiations = instantiations;
     }
     // The reference variant's compile failure fails the sweep: nothing could be checked.
     const auto require_reference = [&](const PrepareRow& row) {
