@@ -145,25 +145,28 @@ def tuned_defines(path, source, kernel, keys):
     the entry start-up would take (TunedTable::lookup in jit/tuned_table.cpp): the exact shape,
     else each bucket rule of the table in order ("pow2": the key rounded up to a power of two,
     exactly; "nearest": the closest recorded value on a log scale with the other keys equal,
-    the larger on a tie); None when there is none."""
+    the larger on a tie); None when there is none. A GPU with no entry of the kernel and dtype
+    takes the first other GPU's of the same arch, as start-up does."""
     entries, buckets = [], []
+    gpu = torch.cuda.get_device_name()
     if path:
         with open(path, "rb") as f:
             table = tomllib.load(f)
-        gpu = torch.cuda.get_device_name()
         major, minor = torch.cuda.get_device_capability()
         for e in table.get("entry", []):
             # conv1d_update's entries sit under its source, conv1d.cu, naming the contract.
             if (e["kernel"] == source and e.get("contract", source) == kernel
-                    and e["gpu"] == gpu and e["arch"] == f"sm_{major}{minor}"):
+                    and e["arch"] == f"sm_{major}{minor}"):
                 d = {k: v for k, v in e["defines"].items() if k != "CONV_SILU"}
-                entries.append((e.get("dtype", ""), e["shape"], d))
+                entries.append((e["gpu"], e.get("dtype", ""), e["shape"], d))
         buckets = [b for b in table.get("bucket", [])
                    if b["kernel"] == source and b.get("contract", source) == kernel]
 
     def lookup(key):
         dtype, shape = key[0], dict(zip(keys, key[1:]))
-        fits = [(s, d) for t, s, d in entries if t in ("", dtype)]
+        gpus = [g for g, t, _, _ in entries if t in ("", dtype)]
+        on = gpu if gpu in gpus else (gpus[0] if gpus else None)
+        fits = [(s, d) for g, t, s, d in entries if g == on and t in ("", dtype)]
         exact = lambda want: next((d for s, d in fits if s == want), None)
         if (d := exact(shape)) is not None:
             return d

@@ -191,6 +191,28 @@ TunedMatch TunedTable::lookup(std::string_view kernel,
                               std::string_view dtype, std::string_view gpu, std::string_view arch,
                               std::string_view contract) const {
     const std::string want = own_contract(kernel, contract);
+    const auto ours = [&](const TunedEntry& e) {
+        return e.kernel == kernel && e.contract == want && e.arch == arch &&
+               (dtype.empty() || e.dtype == dtype);
+    };
+    if (gpu.empty() || std::any_of(entries.begin(), entries.end(),
+                                   [&](const TunedEntry& e) { return ours(e) && e.gpu == gpu; }))
+        return lookup_on(kernel, shape, dtype, gpu, arch, want);
+    // This GPU has no entry of the kernel and dtype: another GPU of the same arch stands in
+    // (the first in file order), whose configuration is still tuned for the architecture.
+    const auto other = std::find_if(entries.begin(), entries.end(), ours);
+    if (other == entries.end())
+        return {};
+    TunedMatch m = lookup_on(kernel, shape, dtype, other->gpu, arch, want);
+    if (m.entry)
+        m.how += ", measured on " + other->gpu + " (none on " + std::string(gpu) + ")";
+    return m;
+}
+
+TunedMatch TunedTable::lookup_on(std::string_view kernel,
+                                 const std::map<std::string, std::int64_t>& shape,
+                                 std::string_view dtype, std::string_view gpu,
+                                 std::string_view arch, const std::string& want) const {
     const auto fits = [&](const TunedEntry& e) {
         return e.kernel == kernel && e.contract == want && e.arch == arch &&
                (gpu.empty() || e.gpu == gpu) && (dtype.empty() || e.dtype == dtype);

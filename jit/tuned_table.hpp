@@ -77,12 +77,21 @@ struct TunedTable {
     void save() const;
     /// The entry for `kernel` (and `contract`, see TunedEntry) at `shape` on `gpu` and
     /// `arch`: exact shape first, then the kernel's bucket rules; `dtype` "" matches any dtype
-    /// and `gpu` "" any GPU of `arch` (the first in file order). No entry: TunedMatch with
-    /// entry null.
+    /// and `gpu` "" any GPU of `arch` (the first in file order). A GPU with no entry of the
+    /// kernel and dtype on `arch` takes the entries of the first other GPU of `arch` that has
+    /// (`how` names it): a configuration tuned for the architecture, not the defaults. No
+    /// entry: TunedMatch with entry null.
     [[nodiscard]] TunedMatch lookup(std::string_view kernel,
                                     const std::map<std::string, std::int64_t>& shape,
                                     std::string_view dtype, std::string_view gpu,
                                     std::string_view arch, std::string_view contract = {}) const;
+
+  private:
+    /// lookup() among the entries of `gpu` alone ("" any) and the contract `want`.
+    [[nodiscard]] TunedMatch lookup_on(std::string_view kernel,
+                                       const std::map<std::string, std::int64_t>& shape,
+                                       std::string_view dtype, std::string_view gpu,
+                                       std::string_view arch, const std::string& want) const;
 };
 
 /// The kernel's source and every header it can include, hashed (12 hex digits): what a tuned
