@@ -110,12 +110,18 @@ std::string open_operator(std::string_view value) {
             continue;
         }
         std::string op(t);
-        if ((t == "<" || t == ">" || t == "&" || t == "|") && i + 1 < tokens.size() &&
-            tokens[i + 1].text == t && tokens[i + 1].text.data() == t.data() + 1)
+        const bool joined = i + 1 < tokens.size() && tokens[i + 1].text.data() == t.data() + 1;
+        if ((t == "<" || t == ">" || t == "&" || t == "|") && joined && tokens[i + 1].text == t)
             op += tokens[++i].text;
+        else if ((t == "=" || t == "!" || t == "<" || t == ">") && joined &&
+                 tokens[i + 1].text == "=")
+            op += tokens[++i].text;
+        // A comparison and `?:` too (`N > 4 ? 8 : 4` / 2 reads `N > 4 ? 8 : 2`); a lone `<` or
+        // `>` is a template's bracket as often (`Vec<float, 4>`).
         const bool arithmetic = op == "+" || op == "-" || op == "*" || op == "/" || op == "%" ||
                                 op == "<<" || op == ">>" || op == "&" || op == "|" || op == "^" ||
-                                op == "&&" || op == "||";
+                                op == "&&" || op == "||" || op == "==" || op == "!=" ||
+                                op == "<=" || op == ">=" || op == "?";
         // Binary: an operand on each side (`float*` and `-1` are no such thing, nor a
         // qualified pointer `float* __restrict__`; after `)` a sign may follow a cast,
         // `(unsigned)-1`).
