@@ -93,6 +93,9 @@ std::string open_operator(std::string_view value) {
         tokens.insert(tokens.end(), line.tokens.begin(), line.tokens.end());
     int depth = 0;
     bool operand = false; // whether the token before is an operand
+    // A lone `<` may open a template's arguments (`cond<USE_BF16 == 1, float, int>::type`),
+    // inside which a comparison or `?:` is no open operator: after one, only arithmetic counts.
+    bool bracket = false;
     for (std::size_t i = 0; i < tokens.size(); ++i) {
         const std::string_view t = tokens[i].text;
         if (tokens[i].kind != Token::Kind::punctuator) {
@@ -118,10 +121,11 @@ std::string open_operator(std::string_view value) {
             op += tokens[++i].text;
         // A comparison and `?:` too (`N > 4 ? 8 : 4` / 2 reads `N > 4 ? 8 : 2`); a lone `<` or
         // `>` is a template's bracket as often (`Vec<float, 4>`).
+        bracket = bracket || (op == "<" && depth == 0);
+        const bool comparison = op == "==" || op == "!=" || op == "<=" || op == ">=" || op == "?";
         const bool arithmetic = op == "+" || op == "-" || op == "*" || op == "/" || op == "%" ||
                                 op == "<<" || op == ">>" || op == "&" || op == "|" || op == "^" ||
-                                op == "&&" || op == "||" || op == "==" || op == "!=" ||
-                                op == "<=" || op == ">=" || op == "?";
+                                op == "&&" || op == "||" || (comparison && !bracket);
         // Binary: an operand on each side (`float*` and `-1` are no such thing, nor a
         // qualified pointer `float* __restrict__`; after `)` a sign may follow a cast,
         // `(unsigned)-1`).

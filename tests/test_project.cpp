@@ -171,10 +171,26 @@ TEST_CASE("a define value with an operator outside parentheses is refused before
                        "outside parentheses: a define expands as text"));
     }
     CHECK(resolve("(${block} + 256)") == "(256 + 256)");
-    for (const char* good :
-         {"-1", "-${block}", "1e-5f", "0x1p-3", "float*", "const float *", "unsigned int",
-          "std::array<float, 4>", "__nv_bfloat16", "(1 << 4)", "f(${block} * 2)", "a[${split} - 1]",
-          "\"x-y\"", "(${split} > 2 ? 8 : 4)", "Vec<float, 4>", "std::array<int, 2>*", "!${split}"})
+    for (const char* good : {"-1",
+                             "-${block}",
+                             "1e-5f",
+                             "0x1p-3",
+                             "float*",
+                             "const float *",
+                             "unsigned int",
+                             "std::array<float, 4>",
+                             "__nv_bfloat16",
+                             "(1 << 4)",
+                             "f(${block} * 2)",
+                             "a[${split} - 1]",
+                             "\"x-y\"",
+                             "(${split} > 2 ? 8 : 4)",
+                             "Vec<float, 4>",
+                             "std::array<int, 2>*",
+                             "!${split}",
+                             "cond<USE_BF16 == 1, __nv_bfloat16, float>::type",
+                             "Int<${split} ? 8 : 4>",
+                             "Int<${split} != 1>::value"})
         CHECK_NOTHROW((void)resolve(good));
 }
 
