@@ -130,14 +130,14 @@ class WalkRules {
         // Each name a reached file #defines, at its first definition (the file's set name
         // and line; no file when injected).
         std::map<std::string, std::pair<std::string, int>> defined_anywhere;
-        for (const auto& inj : r_.injections)
-            for (const auto& [name, _] : inj.defines)
-                defined_anywhere.emplace(name, std::pair<std::string, int>{});
         for (const auto& [name, _] : reach_)
             if (const ScannedSource* s = scans.set_file(name))
                 for (const auto& d : s->directives)
                     if (d.name == "define" && !d.args.empty())
                         defined_anywhere.emplace(d.args[0].text, std::pair{name, d.line});
+        for (const auto& inj : r_.injections)
+            for (const auto& [name, _] : inj.defines)
+                defined_anywhere.emplace(name, std::pair<std::string, int>{});
         report_includes(scans);
         report_conditions(scans, defined_anywhere);
         std::set<std::string> reached;
@@ -249,10 +249,18 @@ class WalkRules {
             // A kernel's walk knows every macro defined before the condition, so a name
             // #defined only after it is read as 0 there. A header walked on its own lacks its
             // includers' macros: there a name defined anywhere is taken as theirs.
+            // `#if !GUARD_H` then `#define GUARD_H`: an include guard, read as 0 on purpose.
             const bool alone = !from_kernels_.contains(key.first);
+            const Directive* next =
+                key.second + 1 < s->directives.size() ? &s->directives[key.second + 1] : nullptr;
+            const auto guard = [&](const std::string& name) {
+                return next && next->name == "define" && !next->args.empty() &&
+                       next->args[0].text == name;
+            };
             std::set<std::size_t> undefined;
             for (const std::size_t a : facts.undefined)
-                if (a < d.args.size() && !(alone && defined_anywhere.contains(d.args[a].text)))
+                if (a < d.args.size() && !(alone && defined_anywhere.contains(d.args[a].text)) &&
+                    !guard(d.args[a].text))
                     undefined.insert(a);
             for (std::size_t i = 0; i + 2 < d.args.size(); ++i) {
                 if (!undefined.contains(i) || !undefined.contains(i + 2) ||

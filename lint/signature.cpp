@@ -27,13 +27,33 @@ struct ParseJob {
 
 // "scale<float, 4>" for each `template [__global__] void scale<float, 4>(...)` of `text` (an
 // explicit instantiation definition: no `extern` before it, no `<` after `template`); the
-// template arguments as written, tokens joined with a space only between two words.
+// template arguments as written, tokens joined with a space only between two words, qualified
+// by the namespaces it is written in. Only those outside every #if (an include guard's aside):
+// which branches compile is not known here, and one the compile skips is no kernel of it.
 std::vector<std::string> explicit_instantiations(std::string_view text) {
     const LogicalSource source(text);
-    std::vector<Token> code;
+    std::vector<const LogicalLine*> directives;
     for (const LogicalLine& l : source.lines())
-        if (!l.is_directive)
+        if (l.is_directive && !l.directive.empty())
+            directives.push_back(&l);
+    const auto directive_is = [&](std::size_t k, std::string_view name) {
+        return k < directives.size() && directives[k]->directive[0].text == name;
+    };
+    // `#ifndef G` then `#define G` first in the file: an include guard, no condition.
+    const bool guarded = directive_is(0, "ifndef") && directive_is(1, "define") &&
+                         directives[0]->directive.size() > 1 &&
+                         directives[1]->directive.size() > 1 &&
+                         directives[0]->directive[1].text == directives[1]->directive[1].text;
+    std::vector<Token> code;
+    int depth = 0;
+    for (const LogicalLine& l : source.lines()) {
+        if (l.is_directive) {
+            const std::string_view d = l.directive.empty() ? "" : l.directive[0].text;
+            depth += d == "if" || d == "ifdef" || d == "ifndef" ? 1 : d == "endif" ? -1 : 0;
+        } else if (depth == (guarded ? 1 : 0)) {
             code.insert(code.end(), l.tokens.begin(), l.tokens.end());
+        }
+    }
     const auto is = [&](std::size_t i, std::string_view t) {
         return i < code.size() && code[i].text == t;
     };
@@ -41,7 +61,29 @@ std::vector<std::string> explicit_instantiations(std::string_view text) {
         return code[i].kind == Token::Kind::identifier || code[i].kind == Token::Kind::number;
     };
     std::vector<std::string> out;
+    // Per open brace: the namespace it opens ("a::b"), "" for any other, "?" for an anonymous
+    // namespace (nothing in it can be named from outside).
+    std::vector<std::string> scopes;
     for (std::size_t i = 0; i < code.size(); ++i) {
+        if (is(i, "{") || is(i, "}")) {
+            if (is(i, "}") && !scopes.empty())
+                scopes.pop_back();
+            else if (is(i, "{"))
+                scopes.emplace_back();
+            continue;
+        }
+        if (is(i, "namespace")) {
+            std::string name;
+            std::size_t k = i + 1;
+            for (; k < code.size() && (code[k].kind == Token::Kind::identifier || is(k, ":"));
+                 ++k)
+                name += code[k].text;
+            if (is(k, "{")) {
+                scopes.push_back(name.empty() ? "?" : name);
+                i = k;
+            }
+            continue;
+        }
         if (!is(i, "template") || is(i + 1, "<") || (i > 0 && is(i - 1, "extern")))
             continue;
         std::size_t open = i + 1;
@@ -51,9 +93,9 @@ std::vector<std::string> explicit_instantiations(std::string_view text) {
             continue;
         // Back over the template arguments to their `<`, then over a qualified name.
         std::size_t start = open - 1;
-        for (int depth = 0; start > i; --start) {
-            depth += is(start, ">") ? 1 : is(start, "<") ? -1 : 0;
-            if (depth == 0)
+        for (int angle = 0; start > i; --start) {
+            angle += is(start, ">") ? 1 : is(start, "<") ? -1 : 0;
+            if (angle == 0)
                 break;
         }
         if (start <= i + 1 || code[start - 1].kind != Token::Kind::identifier)
@@ -63,6 +105,14 @@ std::vector<std::string> explicit_instantiations(std::string_view text) {
                code[start - 3].kind == Token::Kind::identifier)
             start -= 3;
         std::string expr;
+        bool anonymous = false;
+        for (const std::string& scope : scopes) {
+            anonymous = anonymous || scope == "?";
+            if (!scope.empty())
+                expr += scope + "::";
+        }
+        if (anonymous)
+            continue;
         for (std::size_t k = start; k < open; ++k) {
             if (k > start && word(k) && word(k - 1))
                 expr += ' ';
