@@ -203,7 +203,10 @@ TEST_SUITE("lint") {
             "template __device__ float twice<float>(float);\n"
             "namespace ns { template <int N> __global__ void fill(int* y) { *y = N; } }\n"
             "template\n__global__ void ns::fill<4>(int*);\n"
-            "// template __global__ void scale<char>(char*, char, int);\n");
+            "// template __global__ void scale<char>(char*, char, int);\n"
+            "struct Foo {};\n#if 0\ntemplate __global__ void scale<Foo>(Foo*, Foo, int);\n"
+            "#endif\n"
+            "namespace ns { template __global__ void fill<8>(int*); }\n");
         const auto run = sig("--verify " + dir.path().string());
         if (!run)
             return;
@@ -215,13 +218,17 @@ TEST_SUITE("lint") {
                                  "parameter(s), 20 bytes"));
         CHECK(contains(run->out, "t.cu:8:49: ns::fill<4>  no __launch_bounds__  1 parameter(s), "
                                  "8 bytes"));
+        // Written inside its namespace: named with it.
+        CHECK(contains(run->out, "t.cu:8:49: ns::fill<8>  no __launch_bounds__"));
+        // One in a branch the compile skips is no kernel of it (its body would not compile).
+        CHECK_FALSE(contains(run->out, "Foo"));
         // An extern template, a __device__ function and a comment are no instantiation here;
         // an instantiated template needs no note asking for one.
         CHECK_FALSE(contains(run->out, "scale<int>"));
         CHECK_FALSE(contains(run->out, "twice"));
         CHECK_FALSE(contains(run->out, "scale<char>"));
         CHECK_FALSE(contains(run->out, "note:"));
-        CHECK(contains(run->out, "verify: 3 of 3 kernel(s) agree with the PTX (2 not checked)"));
+        CHECK(contains(run->out, "verify: 4 of 4 kernel(s) agree with the PTX (2 not checked)"));
     }
 
     TEST_CASE("sig --verify agrees with the PTX on every fixture and shipped kernel") {
