@@ -426,10 +426,12 @@ std::vector<Diagnostic> unread_check_defines(const KernelContract& contract,
     return out;
 }
 
-std::vector<std::string> KernelContract::name_expressions() const {
+std::vector<std::string> KernelContract::name_expressions(std::optional<DType> only) const {
     std::vector<std::string> out;
     for (const PipelineStep& step : pipeline)
         for (const auto& [dtype, entry] : step.entry) {
+            if (only && dtype != *only)
+                continue;
             const bool exported = std::all_of(entry.begin(), entry.end(), [](char c) {
                 return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
             });

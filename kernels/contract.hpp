@@ -4,6 +4,7 @@
 #include "kernels/dtype.hpp"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -125,8 +126,10 @@ struct KernelContract {
     [[nodiscard]] const std::string& source_name() const { return source.empty() ? name : source; }
     /// The launch steps' entries that are name expressions, not exported names ("scale<float>",
     /// "ns::fill<4>"): what a compile of the contract's kernel lists for NVRTC to instantiate
-    /// and name, so that a step finds its entry point as written.
-    [[nodiscard]] std::vector<std::string> name_expressions() const;
+    /// and name, so that a step finds its entry point as written. With `dtype`, that dtype's
+    /// alone (a define set may suit one instantiation and not another).
+    [[nodiscard]] std::vector<std::string>
+    name_expressions(std::optional<DType> dtype = std::nullopt) const;
 };
 
 /// An input buffer of the case's dtype: element i is uniform(seed, i) * scale + offset.

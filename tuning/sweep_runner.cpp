@@ -155,7 +155,7 @@ SweepResult run_variants(const SweepSpec& spec, const SweepOptions& options,
         result.rows[i].variant = variants[i];
 
     // A contract step that names a template instantiation is compiled with it.
-    const std::vector<std::string> instantiations = spec.contract.name_expressions();
+    const std::vector<std::string> instantiations = spec.contract.name_expressions(spec.dtype);
     std::vector<KernelSpec> specs;
     for (const auto& v : variants) {
         specs.push_back({spec_name(spec, v), spec.kernel, v.defines, ""});
