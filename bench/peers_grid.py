@@ -164,9 +164,9 @@ def tuned_defines(path, source, kernel, keys):
 
     def lookup(key):
         dtype, shape = key[0], dict(zip(keys, key[1:]))
-        gpus = [g for g, t, _, _ in entries if t in ("", dtype)]
+        gpus = [g for g, t, _, _ in entries if t == dtype]
         on = gpu if gpu in gpus else (gpus[0] if gpus else None)
-        fits = [(s, d) for g, t, s, d in entries if g == on and t in ("", dtype)]
+        fits = [(s, d) for g, t, s, d in entries if g == on and t == dtype]
         exact = lambda want: next((d for s, d in fits if s == want), None)
         if (d := exact(shape)) is not None:
             return d
