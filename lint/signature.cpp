@@ -286,6 +286,28 @@ SignatureReport signatures(const SignatureRequest& r) {
     for (const SourceFile* f : files)
         jobs.push_back({f, {}, {}, explicit_instantiations(f->text)});
     parse_all(r, jobs);
+    // A unit that includes a header of the set writing explicit instantiations is parsed again
+    // with them (which headers it reaches is known only from its parse).
+    std::vector<ParseJob> again;
+    std::vector<std::size_t> again_of;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        if (!jobs[i].unit)
+            continue;
+        std::vector<std::string> more = jobs[i].own_instantiations;
+        for (const std::string& name : jobs[i].unit->files)
+            if (const SourceFile* h = sources.find(name); h && h != jobs[i].file)
+                for (std::string& e : explicit_instantiations(h->text))
+                    if (std::find(more.begin(), more.end(), e) == more.end())
+                        more.push_back(std::move(e));
+        if (more.size() > jobs[i].own_instantiations.size()) {
+            again.push_back({jobs[i].file, {}, {}, std::move(more)});
+            again_of.push_back(i);
+        }
+    }
+    parse_all(r, again);
+    for (std::size_t k = 0; k < again.size(); ++k)
+        if (again[k].unit)
+            jobs[again_of[k]] = std::move(again[k]);
     // A header with a kernel that no parsed file includes is parsed on its own.
     if (r.targets.empty()) {
         std::set<std::string> reached;

@@ -207,11 +207,21 @@ TEST_SUITE("lint") {
             "struct Foo {};\n#if 0\ntemplate __global__ void scale<Foo>(Foo*, Foo, int);\n"
             "#endif\n"
             "namespace ns { template __global__ void fill<8>(int*); }\n");
+        // A header's instantiation is listed from the unit that includes it.
+        kjit::test::write_file(dir.path() / "h.cuh",
+                               "#pragma once\nnamespace hs {\n"
+                               "template <typename T> __global__ void half(T* y) { *y /= 2; }\n"
+                               "template __global__ void half<float>(float*);\n}\n");
+        kjit::test::write_file(dir.path() / "u.cu",
+                               "#include \"h.cuh\"\n"
+                               "extern \"C\" __global__ void u(float* y) { *y = 1; }\n");
         const auto run = sig("--verify " + dir.path().string());
         if (!run)
             return;
         INFO(run->out);
         CHECK(run->code == 0);
+        CHECK(contains(run->out, "h.cuh:3:39: hs::half<float>  no __launch_bounds__  1 "
+                                 "parameter(s), 8 bytes"));
         CHECK(contains(run->out, "t.cu:3:17: scale<float>  no __launch_bounds__  3 parameter(s), "
                                  "16 bytes"));
         CHECK(contains(run->out, "t.cu:3:17: scale<double>  no __launch_bounds__  3 "
@@ -228,7 +238,7 @@ TEST_SUITE("lint") {
         CHECK_FALSE(contains(run->out, "twice"));
         CHECK_FALSE(contains(run->out, "scale<char>"));
         CHECK_FALSE(contains(run->out, "note:"));
-        CHECK(contains(run->out, "verify: 4 of 4 kernel(s) agree with the PTX (2 not checked)"));
+        CHECK(contains(run->out, "verify: 6 of 6 kernel(s) agree with the PTX (3 not checked)"));
     }
 
     TEST_CASE("sig --verify agrees with the PTX on every fixture and shipped kernel") {
