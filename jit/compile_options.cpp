@@ -96,6 +96,7 @@ std::string open_operator(std::string_view value) {
     // A lone `<` may open a template's arguments (`cond<USE_BF16 == 1, float, int>::type`),
     // inside which a comparison or `?:` is no open operator: after one, only arithmetic counts.
     bool bracket = false;
+    int angle = 0; // lone `<` not yet closed by a `>` (outside parentheses)
     for (std::size_t i = 0; i < tokens.size(); ++i) {
         const std::string_view t = tokens[i].text;
         if (tokens[i].kind != Token::Kind::punctuator) {
@@ -122,6 +123,18 @@ std::string open_operator(std::string_view value) {
         // A comparison and `?:` too (`N > 4 ? 8 : 4` / 2 reads `N > 4 ? 8 : 2`); a lone `<` or
         // `>` is a template's bracket as often (`Vec<float, 4>`).
         bracket = bracket || (op == "<" && depth == 0);
+        if (depth == 0 && op == "<") {
+            ++angle;
+        } else if (depth == 0 && op == ">") {
+            // A `>` with no `<` before it closes no template's arguments: a comparison.
+            if (angle == 0 && operand)
+                return op;
+            angle = std::max(angle - 1, 0);
+        } else if (depth == 0 && op == ">>" && angle >= 2) {
+            angle -= 2; // two templates' arguments closed (`Vec<Vec<int, 2>>`)
+            operand = true;
+            continue;
+        }
         const bool comparison = op == "==" || op == "!=" || op == "<=" || op == ">=" || op == "?";
         const bool arithmetic = op == "+" || op == "-" || op == "*" || op == "/" || op == "%" ||
                                 op == "<<" || op == ">>" || op == "&" || op == "|" || op == "^" ||
@@ -156,7 +169,8 @@ std::string open_operator(std::string_view value) {
         }
         operand = false;
     }
-    return "";
+    // A `<` that no `>` closes opens no template's arguments: a comparison (`1<2`).
+    return angle > 0 ? "<" : "";
 }
 
 bool is_real_arch(const std::string& arch) {

@@ -163,15 +163,18 @@ TEST_CASE("a define value with an operator outside parentheses is refused before
         spec.defines["BLOCK"] = value;
         return kjit::resolve_defines(spec, shape).at("BLOCK");
     };
-    for (const char* bad :
-         {"${block} + 256", "${block}*${split}", "1 << 4", "${block} / 2", "(${block}) - 1",
-          "a && b", "${split} > 2 ? 8 : 4", "${split} == 4", "${block} >= 128", "${split} != 2"}) {
+    for (const char* bad : {"${block} + 256", "${block}*${split}", "1 << 4", "${block} / 2",
+                            "(${block}) - 1", "a && b", "${split} > 2 ? 8 : 4", "${split} == 4",
+                            "${block} >= 128", "${split} != 2", "${block} > 1", "1<2", "X>1"}) {
         INFO(bad);
         CHECK(contains(config_error([&] { (void)resolve(bad); }),
                        "outside parentheses: a define expands as text"));
     }
     CHECK(resolve("(${block} + 256)") == "(256 + 256)");
-    for (const char* good : {"-1",
+    for (const char* good : {"std::array<std::array<int, 2>, 3>",
+                             "Vec<Vec<float, 2>>",
+                             "Vec<Vec<float, 2>>*",
+                             "-1",
                              "-${block}",
                              "1e-5f",
                              "0x1p-3",
