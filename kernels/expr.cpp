@@ -120,7 +120,12 @@ double Expr::eval(const Scope& scope) const {
 long long Expr::eval_int(const Scope& scope) const {
     const double v = eval(scope);
     if (v != std::floor(v))
-        throw ConfigError("'" + text_ + "' = " + std::to_string(v) + " is not a whole number",
+        // `/` divides exactly, not as C's integer division does: say how to round.
+        throw ConfigError("'" + text_ + "' = " + std::to_string(v) + " is not a whole number" +
+                              (text_.find('/') != std::string::npos
+                                   ? " (`/` divides exactly: ceil_div(a, b) rounds up, "
+                                     "floor(a / b) down)"
+                                   : ""),
                           file_, line_, column_);
     // 2^63 is the first double past the largest long long.
     if (v >= 9223372036854775808.0 || v < -9223372036854775808.0)

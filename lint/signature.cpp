@@ -337,6 +337,8 @@ SignatureReport signatures(const SignatureRequest& r) {
     std::map<std::string, std::string> failed_instantiations; // expression -> first reason
     std::set<std::string> resolved_instantiations;
     for (const auto& job : jobs) {
+        if (job.file->is_kernel())
+            report.units.push_back(job.file->name);
         if (!job.unit) {
             report.notes.push_back(job.file->path + ": not parsed: " + job.error);
             continue;

@@ -47,6 +47,8 @@ struct SignatureRequest {
 struct SignatureReport {
     std::vector<KernelSignature> kernels;
     std::vector<std::string> notes;
+    /// The set names of the `.cu` files parsed (each a translation unit of its own).
+    std::vector<std::string> units;
     /// Whether any kernel has an error diagnostic.
     [[nodiscard]] bool has_errors() const;
 };

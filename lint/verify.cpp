@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <exception>
 #include <optional>
+#include <set>
 
 namespace kjit::lint {
 
@@ -159,8 +160,31 @@ VerifyReport verify(SignatureReport& report, const SourceSet& sources, CompileOp
     VerifyReport v;
     options.ptx = true;
     options.entry_optional = true; // a unit of templates only is still read for its PTX
+    // The unit's PTX; "" (and a note) when NVRTC does not compile it.
+    auto to_ptx = [&](const SourceFile& f, SourceFile program) -> std::string {
+        SourceSet set = sources;
+        set.add(program);
+        try {
+            std::string ptx = compile(set, program.name, options).ptx;
+            ++v.units;
+            return ptx;
+        } catch (const CompileError& e) {
+            const auto error =
+                std::find_if(e.diagnostics.begin(), e.diagnostics.end(),
+                             [](const Diagnostic& d) { return d.severity == Severity::error; });
+            v.notes.push_back(f.path + ": NVRTC does not compile it: " +
+                              (error == e.diagnostics.end() ? e.log.substr(0, e.log.find('\n'))
+                                                            : error->format()));
+        } catch (const std::exception& e) {
+            v.notes.push_back(f.path + ": NVRTC does not compile it: " + e.what());
+        }
+        ++v.failed_units;
+        return {};
+    };
     std::map<std::string, std::vector<KernelSignature*>> by_unit;
+    std::set<std::string> listing; // the units some kernel is listed from
     for (auto& k : report.kernels) {
+        listing.insert(k.unit);
         const bool known = !k.entry.is_template && !k.unit.empty() && k.bytes >= 0 &&
                            std::none_of(k.diagnostics.begin(), k.diagnostics.end(),
                                         [](const Diagnostic& d) {
@@ -187,25 +211,7 @@ VerifyReport verify(SignatureReport& report, const SourceSet& sources, CompileOp
                 primary = true;
                 program.text += "template struct __kjit_sig_use<&" + k->entry.instantiation + ">;\n";
             }
-        SourceSet set = sources;
-        set.add(program);
-        std::string ptx;
-        try {
-            ptx = compile(set, program.name, options).ptx;
-            ++v.units;
-        } catch (const CompileError& e) {
-            ++v.failed_units;
-            const auto error = std::find_if(
-                e.diagnostics.begin(), e.diagnostics.end(),
-                [](const Diagnostic& d) { return d.severity == Severity::error; });
-            const std::string first = error == e.diagnostics.end()
-                                          ? e.log.substr(0, e.log.find('\n'))
-                                          : error->format();
-            v.notes.push_back(f->path + ": NVRTC does not compile it: " + first);
-        } catch (const std::exception& e) {
-            ++v.failed_units;
-            v.notes.push_back(f->path + ": NVRTC does not compile it: " + e.what());
-        }
+        const std::string ptx = to_ptx(*f, std::move(program));
         if (ptx.empty()) {
             v.unchecked += kernels.size();
             for (KernelSignature* k : kernels)
@@ -261,6 +267,20 @@ VerifyReport verify(SignatureReport& report, const SourceSet& sources, CompileOp
                 differ(why);
         }
     }
+    // A `.cu` with no kernel listed may still hold one (a header's kernel is listed from the
+    // first unit that includes it); one whose PTX has none compiles to nothing a launch can use.
+    for (const std::string& unit : report.units) {
+        const SourceFile* f = sources.find(unit);
+        if (!f || listing.contains(unit))
+            continue;
+        const std::string ptx = to_ptx(*f, *f);
+        if (!ptx.empty() && ptx_entries(ptx).empty()) {
+            ++v.empty_units;
+            v.notes.push_back(f->path +
+                              ": compiles to no entry point (its kernels are behind a false "
+                              "#if, or templates nothing instantiates): no launch can use it");
+        }
+    }
     return v;
 }
 
@@ -271,7 +291,10 @@ std::string format_verify(const VerifyReport& v) {
     return out + "verify: " + std::to_string(v.agreed) + " of " + std::to_string(v.checked) +
            " kernel(s) agree with the PTX (" + std::to_string(v.unchecked) + " not checked); " +
            std::to_string(v.units) + " translation unit(s) compiled, " +
-           std::to_string(v.failed_units) + " did not\n";
+           std::to_string(v.failed_units) + " did not" +
+           (v.empty_units ? ", " + std::to_string(v.empty_units) + " compiled to no entry point"
+                          : "") +
+           "\n";
 }
 
 } // namespace kjit::lint

@@ -35,6 +35,9 @@ struct VerifyReport {
     std::size_t checked = 0;      ///< kernels compared with their `.entry`
     std::size_t agreed = 0;       ///< kernels whose every parameter matched in size and offset
     std::size_t unchecked = 0;    ///< kernels not compared (template, unknown layout, no unit)
+    /// `.cu` files NVRTC compiles to no `.entry` (a kernel behind a false `#if`, a template
+    /// nothing instantiates): a kernel source that no launch can use, so a failure.
+    std::size_t empty_units = 0;
     /// One line per translation unit NVRTC did not compile, with its first error.
     std::vector<std::string> notes;
 };
@@ -42,12 +45,14 @@ struct VerifyReport {
 /// Compiles each unit of `report` to PTX with NVRTC (`options`, with `ptx` set; instantiations
 /// added as explicit instantiations) and compares every kernel of known layout with its
 /// `.entry`: a difference is an error diagnostic on the kernel, a kernel that could not be
-/// compared gets a note saying why.
+/// compared gets a note saying why. A `.cu` of the report with no kernel listed is compiled
+/// too: one whose PTX has no `.entry` is an error line.
 VerifyReport verify(SignatureReport& report, const SourceSet& sources, CompileOptions options);
 
 /// `verify: A of C kernel(s) agree with the PTX (U not checked); T translation unit(s)
-/// compiled, F did not`, after an error line per unit that did not compile (its kernels are
-/// unverified, so `kjit sig --verify` fails: exit 1).
+/// compiled, F did not[, E compiled to no entry point]`, after an error line per unit that did
+/// not compile (its kernels are unverified, so `kjit sig --verify` fails: exit 1) or compiled to
+/// no entry point.
 std::string format_verify(const VerifyReport& report);
 
 } // namespace kjit::lint

@@ -241,6 +241,32 @@ TEST_SUITE("lint") {
         CHECK(contains(run->out, "verify: 6 of 6 kernel(s) agree with the PTX (3 not checked)"));
     }
 
+    TEST_CASE("sig --verify fails a .cu that compiles to no entry point") {
+        kjit::test::TempDir dir;
+        // The #define comes after the #if that reads it: NVRTC compiles the file to nothing.
+        kjit::test::write_file(dir.path() / "later.cu",
+                               "#if HAVE_K\n__global__ void k(float* y) { *y = 1; }\n#endif\n"
+                               "#define HAVE_K 1\n");
+        kjit::test::write_file(dir.path() / "h.cuh", "__global__ void hk(float* y) { *y = 1; }\n");
+        // Its kernel is listed from the header, and its PTX has the entry.
+        kjit::test::write_file(dir.path() / "inc.cu", "#include \"h.cuh\"\n");
+        const auto empty = sig("--verify " + (dir.path() / "later.cu").string());
+        if (!empty)
+            return;
+        INFO(empty->out);
+        CHECK(empty->code == 1);
+        CHECK(contains(empty->out, "later.cu: compiles to no entry point (its kernels are behind "
+                                   "a false #if, or templates nothing instantiates)"));
+        CHECK(contains(empty->out, "1 translation unit(s) compiled, 0 did not, 1 compiled to no "
+                                   "entry point"));
+        const auto header = sig("--verify " + (dir.path() / "inc.cu").string() + " " +
+                                (dir.path() / "h.cuh").string());
+        INFO(header->out);
+        CHECK(header->code == 0);
+        CHECK(contains(header->out, "verify: 1 of 1 kernel(s) agree with the PTX"));
+        CHECK_FALSE(contains(header->out, "no entry point"));
+    }
+
     TEST_CASE("sig --verify agrees with the PTX on every fixture and shipped kernel") {
         if (!kjit::test::libclang())
             return;

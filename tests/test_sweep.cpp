@@ -85,7 +85,12 @@ TEST_CASE("expressions have integer helpers and name a bad token by position") {
     CHECK(Expr("1024 % BLOCK == 0 && min(rows, 100) == 100", s).eval(s) == 1);
     CHECK(Expr("max(BLOCK, 512, 7)", s).eval_int(s) == 512);
     CHECK(Expr("floor(rows / 3) + ceil(rows / 3)", s).eval_int(s) == 5461);
-    CHECK_THROWS_WITH_AS((void)Expr("rows / 3", s).eval_int(s), doctest::Contains("not a whole number"),
+    CHECK_THROWS_WITH_AS((void)Expr("rows / 3", s).eval_int(s),
+                         doctest::Contains("not a whole number (`/` divides exactly: "
+                                           "ceil_div(a, b) rounds up, floor(a / b) down)"),
+                         ConfigError);
+    CHECK_THROWS_WITH_AS((void)Expr("rows * 0.5 + 0.25", s).eval_int(s),
+                         "error: 'rows * 0.5 + 0.25' = 4096.250000 is not a whole number",
                          ConfigError);
     try {
         Expr e("rows + bogus", s, "f.toml", 4, 10);
@@ -224,7 +229,8 @@ RMS_N = ["n / 512", "n"]
     INFO(frac.out);
     CHECK(frac.code == 2);
     CHECK(contains(frac.out, "t.toml:6:11: error: 'n / 512' = 1.953125 is not a whole number "
-                             "(at shape rows=1,n=1000)"));
+                             "(`/` divides exactly: ceil_div(a, b) rounds up, floor(a / b) "
+                             "down) (at shape rows=1,n=1000)"));
     std::ofstream(dir.path() / "b.toml") << R"toml(kernel = "rms_norm"
 [shape]
 rows = 1

@@ -81,6 +81,7 @@ int run_sig(SigArgs& args) {
         all.kernels.insert(all.kernels.end(), std::make_move_iterator(report.kernels.begin()),
                            std::make_move_iterator(report.kernels.end()));
         all.notes.insert(all.notes.end(), report.notes.begin(), report.notes.end());
+        all.units.insert(all.units.end(), report.units.begin(), report.units.end());
     }
     std::string notes;
     for (const auto& n : all.notes)
@@ -89,6 +90,7 @@ int run_sig(SigArgs& args) {
     for (const auto& v : verified) {
         total.units += v.units;
         total.failed_units += v.failed_units;
+        total.empty_units += v.empty_units;
         total.checked += v.checked;
         total.agreed += v.agreed;
         total.unchecked += v.unchecked;
@@ -106,7 +108,9 @@ int run_sig(SigArgs& args) {
     std::fwrite(notes.data(), 1, notes.size(), stderr);
     std::fwrite(text.data(), 1, text.size(), stdout);
     // A unit NVRTC does not compile leaves its kernels unverified: a failure, not a pass.
-    const bool disagree = total.agreed < total.checked || total.failed_units > 0;
+    // So does a .cu that compiles to no entry point.
+    const bool disagree =
+        total.agreed < total.checked || total.failed_units > 0 || total.empty_units > 0;
     return all.has_errors() || disagree ? kFindings : kOk;
 }
 } // namespace
