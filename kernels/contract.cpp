@@ -1,6 +1,7 @@
 #include "kernels/contract.hpp"
 
 #include "core/error.hpp"
+#include "core/names.hpp"
 #include "jit/compile_options.hpp"
 #include "jit/define_use.hpp"
 #include "jit/shape_file.hpp"
@@ -323,7 +324,22 @@ std::string self_reference_problem(const KernelContract& contract, const Defines
     for (const auto& [k, v] : contract.reference_defines)
         if (merged[k] != v)
             return {};
-    return "its defines already hold the reference defines (" +
+    // Most often a misspelt knob: the case meant to set a define the contract has.
+    std::vector<std::string> known;
+    for (const Defines* d : {&contract.defines, &contract.reference_defines})
+        for (const auto& [k, _] : *d)
+            if (std::find(known.begin(), known.end(), k) == known.end())
+                known.push_back(k);
+    std::string misspelt;
+    for (const auto& [k, _] : defines)
+        if (std::find(known.begin(), known.end(), k) == known.end())
+            if (const auto near = nearest(k, known); !near.empty()) {
+                misspelt = "its define " + k + " is none of the contract's" + did_you_mean(near) +
+                           " As written, ";
+                break;
+            }
+    return misspelt + (misspelt.empty() ? "its" : "the case's") +
+           " defines already hold the reference defines (" +
            defines_text(contract.reference_defines) +
            "), so kjit check would compare the pipeline with itself and pass any kernel; give "
            "the case a define that differs";

@@ -18,6 +18,10 @@ struct Injection {
     std::string file;   ///< the shape file, as diagnostics print it
     std::map<std::string, std::string> defines;
     std::map<std::string, SourceLocation> where; ///< where each define's name is written in `file`
+    /// A contract's define set (its [defines], a check case's, its reference's), not a shape
+    /// file's: the walk (KJ003) takes its names as injected, as the contract's compiles inject
+    /// them; the production rules (KJ002, KJ004) leave it to the contract's own checks.
+    bool contract = false;
 };
 
 /// The kernels of a shape file (read by jit's ShapeFile, with its positions); ConfigError at

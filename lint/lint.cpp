@@ -71,6 +71,8 @@ LintReport lint_groups(const std::vector<SourceGroup>& groups, const LintRun& ru
             request.archs = run.archs;
         if (run.shape_files.empty() && !g.dir.empty())
             request.injections = shape_injections(shape_files_beside(g.dir), &g.sources);
+        request.injections.insert(request.injections.end(), run.contract_injections.begin(),
+                                  run.contract_injections.end());
         auto report = lint(request);
         all.files += report.files;
         all.findings.insert(all.findings.end(), report.findings.begin(), report.findings.end());

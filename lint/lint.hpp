@@ -49,6 +49,8 @@ struct LintRun {
     std::vector<std::filesystem::path> include_dirs; ///< beyond the sources' own
     std::vector<std::string> archs;                  ///< empty: sm_90
     std::string libclang;                            ///< empty: the first known that loads
+    /// The define sets of the project's contracts (Injection::contract), for every group.
+    std::vector<Injection> contract_injections;
 };
 
 /// Lints every group with one libclang; the findings of all, each note once.

@@ -147,7 +147,7 @@ class ClangRules {
     std::vector<const Injection*> injections(const SourceFile& f) const {
         std::vector<const Injection*> out;
         for (const auto& inj : r_.injections)
-            if (inj.source == f.kernel_name())
+            if (inj.source == f.kernel_name() && !inj.contract)
                 out.push_back(&inj);
         return out;
     }

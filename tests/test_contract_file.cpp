@@ -217,6 +217,7 @@ TEST_CASE("every mistake in a contract file is reported at its file:line:col") {
          "kernel"},
         {"[defines]\nSPLIT_K = 4", "[defines]\nSPLIT_K = 1",
          "c.toml:69:1: this check case compares nothing"},
+
         {"entry = \"splitk_reduce\"", "entry = \"splitk_reduce\"\nmain = true",
          "c.toml:65:8: another step is marked main already"},
         {"bench_shape = { rows = 4096, cols = 14336 }", "bench_shape = \"rows=4096,cols=14336\"",
@@ -226,6 +227,15 @@ TEST_CASE("every mistake in a contract file is reported at its file:line:col") {
         INFO(c.from << " -> " << c.to);
         CHECK(contains(error_of(c.from, c.to), c.want));
     }
+    // A misspelt knob leaves a case at the reference's defines: the misspelling is named.
+    KernelContract at_reference = load_contract(kExample / "contracts/splitk_gemv.toml");
+    at_reference.reference_defines = {{"SPLIT_K", "4"}};
+    CHECK(self_reference_problem(at_reference, {{"SPLITK", "8"}}) ==
+          "its define SPLITK is none of the contract's; did you mean SPLIT_K? As written, the "
+          "case's defines already hold the reference defines (SPLIT_K=4), so kjit check would "
+          "compare the pipeline with itself and pass any kernel; give the case a define that "
+          "differs");
+    CHECK(self_reference_problem(at_reference, {{"SPLIT_K", "8"}}).empty());
     CHECK_THROWS_WITH_AS(parse_contract("name = \"x\"\nshape = [\"n\"\n", "c.toml"),
                          doctest::Contains("c.toml:2:14: error: Error while parsing array"), ConfigError);
 }
@@ -280,6 +290,28 @@ TEST_CASE("a contract define its kernel never reads is reported at the contract'
     r = run_kjit_in(dir.path(), sweep, "KJIT_ALLOW_UNREAD_DEFINES=1");
     CHECK(r.code == 0);
     CHECK(contains(r.out, "warning: kernel 'row_softmax (contract)': " + what));
+}
+
+TEST_CASE("a name only a contract injects is no KJ003 finding; one nothing injects still is") {
+    TempDir dir;
+    copy_example(dir.path());
+    // SOFTMAX_FAST is injected by the contract's [defines] alone (no #ifndef default);
+    // SOFTMAX_FASTER by nothing.
+    (void)edit(dir.path() / "contracts/row_softmax.toml", "SOFTMAX_BLOCK = 512\n",
+               "SOFTMAX_BLOCK = 512\nSOFTMAX_FAST = 1\n");
+    const int line = edit(dir.path() / "kernels/row_softmax.cu", "#ifndef MAX_COLS\n",
+                          "#if SOFTMAX_FAST\n#endif\n#if SOFTMAX_FASTER\n#endif\n#ifndef "
+                          "MAX_COLS\n");
+    for (const char* verb : {"lint", "audit"}) {
+        const Run r = run_kjit_in(dir.path(), verb);
+        INFO(verb << ": " << r.out);
+        CHECK(r.code == 1);
+        CHECK_FALSE(contains(r.out, "reads SOFTMAX_FAST,"));
+        CHECK(contains(r.out, "kernels/row_softmax.cu:" + std::to_string(line + 2) +
+                                  ":5: error: #if reads SOFTMAX_FASTER, which is neither "
+                                  "defined in the source nor injected"));
+        CHECK(contains(r.out, "lint: 5 file(s), 1 error(s)"));
+    }
 }
 
 TEST_CASE("a check case's define its kernel never reads is reported at the case's line") {

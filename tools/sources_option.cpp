@@ -6,6 +6,7 @@
 #include "jit/shape_check.hpp"
 #include "kernels/contract_toml.hpp"
 #include "kernels/registry.hpp"
+#include "kernels/shape.hpp"
 
 #include <unistd.h>
 
@@ -61,6 +62,30 @@ const std::vector<std::string>& SourceOptions::register_contracts() const {
         }
     }
     return *contracts_;
+}
+
+std::vector<lint::Injection> SourceOptions::contract_injections() const {
+    std::vector<lint::Injection> out;
+    for (const std::string& name : register_contracts()) {
+        const KernelContract& c = kernel_contract(name);
+        const auto at = c.where.find("source");
+        const std::string file = at == c.where.end() ? "" : at->second.path;
+        auto add = [&](const std::string& what, const Defines& defines) {
+            out.push_back({c.name + " (" + what + ")", c.source_name(), file, defines, {}, true});
+            if (!c.reference_defines.empty())
+                out.push_back({c.name + " (" + what + ", reference)",
+                               c.source_name(),
+                               file,
+                               with_reference_defines(c, defines),
+                               {},
+                               true});
+        };
+        add("contract", c.defines);
+        for (std::size_t k = 0; k < c.check_shapes.size(); ++k)
+            add("[[check]] " + std::to_string(k + 1),
+                merge_defines(c.defines, c.check_shapes[k].defines));
+    }
+    return out;
 }
 
 const SourceSet& SourceOptions::load() const {

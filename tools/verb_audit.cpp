@@ -159,7 +159,11 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     const auto clang = lint::Libclang::open({}, &why_not);
     // Linted as compiled: the same include directories and target architectures.
     const IncludeResolver resolver(set, choice.include_dirs);
-    lint::LintRequest lint_request{&set, {}, injections, clang.get(), why_not};
+    // The contracts' define sets too: a name only a contract injects is no KJ003 finding.
+    std::vector<lint::Injection> lint_injections = injections;
+    for (lint::Injection& inj : sources.contract_injections())
+        lint_injections.push_back(std::move(inj));
+    lint::LintRequest lint_request{&set, {}, lint_injections, clang.get(), why_not};
     lint_request.resolver = &resolver;
     lint_request.archs = archs;
     lint::LintReport report = lint::lint(lint_request);

@@ -79,6 +79,8 @@ int run_lint(LintArgs& args) {
     if (run.shape_files.empty() && project_kernels)
         for (const ProjectPath& p : project->shape_files)
             run.shape_files.emplace_back(display_path(p.path));
+    if (project_kernels)
+        run.contract_injections = args.sources.contract_injections();
     run.include_dirs = args.sources.include_dirs(args.include_dirs);
     run.archs = args.archs;
     if (run.archs.empty() && project)

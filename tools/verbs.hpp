@@ -66,6 +66,9 @@ struct SourceOptions {
     /// Registers the contracts the project file names (kernels/registry.hpp), once; their
     /// names, in the file's order (empty without a project file or its `contracts`).
     const std::vector<std::string>& register_contracts() const;
+    /// The define sets the project's contracts inject (lint::Injection::contract): each one's
+    /// [defines], each check case's over them, and each with the reference defines over it.
+    [[nodiscard]] std::vector<lint::Injection> contract_injections() const;
     /// The contract of `kernel` (the project's registered first); NotFoundError naming the
     /// contracts of kernels these sources hold, not every one this binary knows.
     [[nodiscard]] const KernelContract& contract(std::string_view kernel) const;
