@@ -119,7 +119,8 @@ struct KernelContract {
     /// Where each expression is written, for a contract read from a file (empty in code): by
     /// what the planner calls it, "step 1 grid[0]", "step 1 smem", "argument x count", "bytes";
     /// "step 1 entry" and "step 1" (its arguments) for what a dry run checks; "define NAME" for
-    /// each of [defines].
+    /// each of [defines], "reference define NAME" for each reference define; "[[check]] K" for
+    /// the K-th check case's table and "[[check]] K define NAME" for each of its defines.
     std::map<std::string, SourceLocation> where;
 
     /// The kernel source's name: `source`, or `name` when that is empty.

@@ -425,6 +425,7 @@ KernelContract read_contract(const TomlDocument& doc) {
         // ("unknown name 'SPLIT_K'; did you mean SPLT_K?"), not blamed on the reference define
         // that spells it right.
         for (const TomlEntry& e : n->table("reference_defines").entries()) {
+            c.where["reference define " + e.key] = e.key_where;
             if (c.defines.contains(e.key))
                 continue;
             // A near name in [defines]: say where it is set, for the one of the two that is off.
@@ -450,6 +451,7 @@ KernelContract read_contract(const TomlDocument& doc) {
     if (const auto n = root.get("check"))
         for (const TomlTable& t : n->tables("check")) {
             t.only_keys({"shape", "dtypes", "defines"}, "[[check]]");
+            c.where["[[check]] " + std::to_string(c.check_shapes.size() + 1)] = t.where();
             CheckShape cs;
             if (const auto d = t.get("dtypes"))
                 cs.dtypes = dtype_list(*d);

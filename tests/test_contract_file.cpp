@@ -277,6 +277,20 @@ TEST_CASE("a contract define its kernel never reads is reported at the contract'
     // The audit (and check, which runs it) as a finding; a sweep of the kernel before it
     // compiles anything (it blamed the sweep file, with no line, before).
     check_contract_finding(dir.path(), where + "kernel 'row_softmax (contract)': " + what);
+    // Each check case's define set fails to compile for it: at the same line, not at the
+    // case's (the second case's define is not the cause) or nowhere (the first has none).
+    Run c = run_kjit_in(dir.path(), "check");
+    INFO(c.out);
+    CHECK(contains(c.out, where +
+                              "case row_softmax rows=32,cols=4096 MAX_COLS=4096 "
+                              "SOFTMAX_BLCOK=256 SOFTMAX_BLOCK=512: the define set does not "
+                              "compile: " +
+                              what));
+    CHECK(contains(c.out, where +
+                              "case row_softmax rows=7,cols=1000 MAX_COLS=4096 "
+                              "SOFTMAX_BLCOK=256 SOFTMAX_BLOCK=128: the define set does not "
+                              "compile: " +
+                              what));
     const std::string sweep = "sweep sweeps/row_softmax.sweep.toml --dry-run";
     Run r = run_kjit_in(dir.path(), sweep);
     INFO(r.out);

@@ -39,8 +39,9 @@ struct Columns {
     }
 };
 
-/// A case whose define set failed to compile, at its [[check]] table's define (the one the
-/// error names, else its first) where a contract file declares it.
+/// A case whose define set failed to compile, where a contract file writes the define the
+/// error names (the case's own, else a reference define for its reference's set, else the
+/// contract's [defines]), else at the case's first define, else at its [[check]] table.
 Diagnostic unprepared_case(const KernelContract& contract, const CheckCase& c,
                            const Defines& defines, bool reference,
                            const std::exception_ptr& error) {
@@ -65,16 +66,31 @@ Diagnostic unprepared_case(const KernelContract& contract, const CheckCase& c,
         const CheckShape& s = contract.check_shapes[k];
         if (s.shape != c.shape || s.defines != c.defines)
             continue;
+        const std::string table = "[[check]] " + std::to_string(k + 1);
+        auto place = [&](const std::string& key) {
+            const auto w = contract.where.find(key);
+            return w == contract.where.end() ? nullptr : &w->second;
+        };
+        // The define the error names: "define NAME ...", else " NAME " anywhere in it.
         const SourceLocation* at = nullptr;
-        for (const std::string& nv : s.defines) {
-            const std::string define = nv.substr(0, nv.find('='));
-            const auto w =
-                contract.where.find("[[check]] " + std::to_string(k + 1) + " define " + define);
-            if (w == contract.where.end())
-                continue;
-            if (!at || d.message.find(" " + define + " ") != std::string::npos)
-                at = &w->second;
-        }
+        const auto named = [&] {
+            for (const std::string& pre : {"define ", " "})
+                for (const auto& [define, _] : defines)
+                    if (d.message.find(pre + define + " ") != std::string::npos)
+                        return define;
+            return std::string();
+        }();
+        if (!named.empty())
+            for (const std::string& key :
+                 {table + " define " + named, reference ? "reference define " + named : "",
+                  "define " + named})
+                if (!at && !key.empty())
+                    at = place(key);
+        if (!at && !s.defines.empty())
+            at = place(table + " define " +
+                       s.defines.front().substr(0, s.defines.front().find('=')));
+        if (!at)
+            at = place(table);
         if (at) {
             d.path = at->path;
             d.line = at->line;
