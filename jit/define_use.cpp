@@ -100,7 +100,16 @@ class RedefinitionWalk {
 
     [[nodiscard]] bool visited(const SourceFile& f) const { return visited_.contains(&f); }
 
-    std::map<std::string, Redefinition, std::less<>> out;
+    /// The injected defines whose value the compile replaces: each #defined again (the first
+    /// time) where a line read after it, or a macro body that may expand anywhere, names it. A
+    /// #define after the last read leaves the injected value in every read.
+    [[nodiscard]] std::map<std::string, Redefinition, std::less<>> replaced() const {
+        std::map<std::string, Redefinition, std::less<>> out;
+        for (const auto& [name, r] : redefined_)
+            if (read_after_.contains(name) || in_bodies_.contains(name))
+                out.emplace(name, r);
+        return out;
+    }
 
   private:
     enum class Truth { unknown, yes, no };
@@ -154,9 +163,22 @@ class RedefinitionWalk {
                            [](const Frame& f) { return f.branch == Truth::no; });
     }
 
+    // `tokens` read (a directive's after its name: `directive` holds it whole).
     void read(std::span<const Token> tokens, std::span<const Token> directive = {}) {
-        if (live_)
-            for_each_name(tokens, directive, [&](std::string_view name) { live_->insert(name); });
+        const bool defines = directive.size() >= 2 &&
+                             (directive[0].text == "define" || directive[0].text == "undef");
+        for_each_name(tokens, directive, [&](std::string_view name) {
+            if (live_)
+                live_->insert(name);
+            // The name a #define or #undef sets is no read of it; a #define's body is read
+            // where the macro expands, which may come after any redefinition.
+            if (defines && name.data() == directive[1].text.data())
+                return;
+            if (defines)
+                in_bodies_.emplace(name);
+            else if (redefined_.contains(name))
+                read_after_.emplace(name);
+        });
     }
 
     // Whether an open conditional that kjit cannot tell tests `name`: its author handles an
@@ -231,7 +253,7 @@ class RedefinitionWalk {
                 Redefinition r{&f, l.line, nullptr, 0};
                 if (undone != undone_.end())
                     std::tie(r.undef_file, r.undef_line) = undone->second;
-                out.emplace(name, r);
+                redefined_.emplace(name, r);
             }
             if (std::ranges::none_of(frames_,
                                      [](const Frame& fr) { return fr.branch == Truth::unknown; }))
@@ -245,6 +267,9 @@ class RedefinitionWalk {
     std::set<const SourceFile*> visited_;
     std::vector<Frame> frames_;
     Names injected_, defined_;
+    std::map<std::string, Redefinition, std::less<>> redefined_;
+    Names read_after_; ///< redefined names read after their redefinition
+    Names in_bodies_;  ///< names a #define's body reads
     /// #undef'd: where.
     std::map<std::string, std::pair<const SourceFile*, int>, std::less<>> undone_;
 };
@@ -257,7 +282,7 @@ replaced_defines(const SourceSet& sources, const SourceFile& kernel,
     Lines lines;
     RedefinitionWalk walk(sources, lines, defines);
     walk.file(kernel);
-    return std::move(walk.out);
+    return walk.replaced();
 }
 
 std::string redefined_reason(std::string_view name, const Redefinition& r, bool by_path) {
@@ -311,7 +336,7 @@ std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceF
             scan(lines.of(*f), names, macros);
     Words all;
     bool all_read = false;
-    const auto& replaced = walk.out;
+    const auto replaced = walk.replaced();
     for (const auto& [name, value] : defines) {
         if (names.contains(name)) {
             if (const auto r = replaced.find(name); r != replaced.end())

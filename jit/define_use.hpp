@@ -46,7 +46,9 @@ std::string redefined_reason(std::string_view name, const Redefinition& r, bool 
 
 /// The defines of `defines` (injected into `kernel`'s compile) whose value the compile replaces:
 /// a `#define NAME` reached with no open conditional that tests NAME and that kjit cannot tell
-/// (`#if !defined(X) || X == 0` leaves the injected value in charge), or after an `#undef NAME`.
+/// (`#if !defined(X) || X == 0` leaves the injected value in charge), or after an `#undef NAME`,
+/// where a line after it (or a macro body, which may expand anywhere) reads NAME: one after the
+/// last read replaces nothing.
 /// Conditionals kjit can tell are followed: `#ifdef N`, `#ifndef N`, `#if [!]defined(N)` over
 /// the injected defines, NVRTC's own (__CUDACC_RTC__, __CUDA_ARCH__) and the #undefs so far,
 /// `#if 0`, `#if 1`, and the #else and #elif after them, so `#ifndef X` guards and `#ifdef X`

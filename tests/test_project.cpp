@@ -363,6 +363,23 @@ TEST_CASE("a #define in a raw string or in a comment after a digit separator rep
     CHECK(kjit::names_identifier("auto s = R\"(x)\"; int n = 1'0 + TILE;\n", "TILE"));
 }
 
+TEST_CASE("a #define after the last read of an injected define replaces nothing") {
+    TempDir dir;
+    write_file(dir.path() / "k.cu",
+               "#define USE (BODY * 2)\n"                                              // 1
+               "extern \"C\" __global__ void k(int* p) { *p = LAST + READ + BODY; }\n" // 2
+               "#undef LAST\n#define LAST 4\n"                                         // 3-4
+               "#undef READ\n#define READ 4\n#undef BODY\n#define BODY 4\n"            // 5-8
+               "extern \"C\" __global__ void k2(int* p) { *p = READ + USE; }\n");      // 9
+    const kjit::SourceSet set = kjit::SourceSet::from_directory(dir.path());
+    std::vector<std::string> got;
+    for (const auto& [name, r] : kjit::replaced_defines(
+             set, set.kernel("k"), {{"LAST", "8"}, {"READ", "8"}, {"BODY", "8"}}))
+        got.push_back(name + ":" + std::to_string(r.line));
+    // READ is read after its #define; BODY by a macro that expands there.
+    CHECK(got == std::vector<std::string>{"BODY:8", "READ:6"});
+}
+
 TEST_CASE("the conditionals kjit can tell decide which #define a compile reaches") {
     TempDir dir;
     write_file(dir.path() / "k.cu",
