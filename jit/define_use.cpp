@@ -392,8 +392,12 @@ void refuse_unread_diagnostics(const std::vector<Diagnostic>& found, bool allow)
     if (found.empty())
         return;
     if (!allow) {
+        // At the first one's place, naming every other at its own: one run shows them all.
         const Diagnostic& d = found.front();
-        throw ConfigError(d.message, d.path, d.line, d.column);
+        std::string message = d.message;
+        for (std::size_t i = 1; i < found.size(); ++i)
+            message += "\n" + found[i].format();
+        throw ConfigError(message, d.path, d.line, d.column);
     }
     for (Diagnostic d : found) {
         d.severity = Severity::warning;
@@ -401,24 +405,31 @@ void refuse_unread_diagnostics(const std::vector<Diagnostic>& found, bool allow)
     }
 }
 
-void refuse_unread_define(const UnreadDefine& unread, const std::string& what,
-                          const std::string& readers) {
-    const std::string message =
-        "define " + unread.name + " (" + what + ") " + unread_reason(unread, readers);
-    if (!process_flags().get_bool(kFlagAllowUnreadDefines))
-        throw ConfigError(
-            message + " (" + std::string(kFlagAllowUnreadDefines) + "=1 lets it through: " +
-            (unread.redefined ? "for a conditional around the #define that kjit cannot read"
-                              : "for a define that only a toolkit header reads") +
-            ")");
-    warn(message);
+void refuse_unread_defines(const std::vector<UnreadDefine>& unread, const std::string& what,
+                           const std::string& readers) {
+    std::vector<std::string> messages;
+    for (const UnreadDefine& u : unread)
+        messages.push_back("define " + u.name + " (" + what + ") " + unread_reason(u, readers));
+    if (messages.empty())
+        return;
+    if (!process_flags().get_bool(kFlagAllowUnreadDefines)) {
+        const bool redefined = std::ranges::any_of(
+            unread, [](const UnreadDefine& u) { return u.redefined.has_value(); });
+        throw ConfigError(join(messages, "\n") + " (" + std::string(kFlagAllowUnreadDefines) +
+                          "=1 lets it through: " +
+                          (redefined ? "for a conditional around the #define that kjit cannot read"
+                                     : "for a define that only a toolkit header reads") +
+                          ")");
+    }
+    for (const std::string& m : messages)
+        warn(m);
 }
 
 void require_defines_read(const SourceSet& sources, const SourceFile& kernel,
                           const std::map<std::string, std::string>& defines,
                           const std::string& what) {
-    for (const UnreadDefine& u : unread_defines(sources, kernel, defines))
-        refuse_unread_define(u, what, kernel.path + " or the files it includes");
+    refuse_unread_defines(unread_defines(sources, kernel, defines), what,
+                          kernel.path + " or the files it includes");
 }
 
 } // namespace kjit

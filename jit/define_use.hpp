@@ -85,17 +85,17 @@ std::vector<Diagnostic> unread_define_diagnostics(const SourceSet& sources,
 std::map<std::string, SourceLocation> define_places(const KernelSpec& spec);
 
 /// The refusal of `found` (unread_define_diagnostics of severity error): a ConfigError at the
-/// first one's place; with `allow` (KJIT_ALLOW_UNREAD_DEFINES: a define only a toolkit header
-/// reads) a warning for each instead.
+/// first one's place, naming the others on lines of their own; with `allow`
+/// (KJIT_ALLOW_UNREAD_DEFINES: a define only a toolkit header reads) a warning for each instead.
 void refuse_unread_diagnostics(const std::vector<Diagnostic>& found, bool allow);
 
-/// A define given directly (`what` says where from, e.g. "-D") that `readers` never read: a
-/// ConfigError naming it and the nearest macro they do name; with KJIT_ALLOW_UNREAD_DEFINES (a
-/// define only a toolkit header reads) a warning instead.
-void refuse_unread_define(const UnreadDefine& unread, const std::string& what,
-                          const std::string& readers);
+/// Defines given directly (`what` says where from, e.g. "-D") that `readers` never read: one
+/// ConfigError naming each, a line each, with the nearest macro they do name; with
+/// KJIT_ALLOW_UNREAD_DEFINES (a define only a toolkit header reads) a warning each instead.
+void refuse_unread_defines(const std::vector<UnreadDefine>& unread, const std::string& what,
+                           const std::string& readers);
 
-/// For defines given directly (`kjit compile -D`, kjit.compile): ConfigError naming the first of
+/// For defines given directly (`kjit compile -D`, kjit.compile): ConfigError naming each of
 /// `defines` that `kernel` and the files it includes never read (`what` says where it came
 /// from, e.g. "-D"), with the nearest macro the sources do name; with KJIT_ALLOW_UNREAD_DEFINES
 /// (a define only a toolkit header reads) a warning for each instead.

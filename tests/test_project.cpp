@@ -411,6 +411,25 @@ TEST_CASE("the conditionals kjit can tell decide which #define a compile reaches
                                           "TYPO k.cu:8"});
 }
 
+TEST_CASE("every unread define of a kernel is named in one run") {
+    TempDir dir;
+    write_project(dir.path(), "[[kernel]]\nname = \"scale\"\n"
+                              "defines = { SCALE_BLOK = 256, SCALE_BLOKC = 128 }\n");
+    const Run r = kjit_in(dir.path(), "specialize");
+    INFO(r.out);
+    CHECK(r.code == 1);
+    CHECK(contains(r.out, "    kernels/model.toml:3:13: error: kernel 'scale': define SCALE_BLOK "
+                          "is never read by kernels/scale.cu or the files it includes; did you "
+                          "mean SCALE_BLOCK?\n    kernels/model.toml:3:31: error: kernel "
+                          "'scale': define SCALE_BLOKC is never read"));
+    const Run c = kjit_in(dir.path(), "compile scale -D SCALE_BLOK=1 -D SCALE_BLOKC=2");
+    INFO(c.out);
+    CHECK(c.code == 2);
+    CHECK(contains(c.out, "kjit: error: define SCALE_BLOK (-D) is never read by "
+                          "kernels/scale.cu or the files it includes; did you mean SCALE_BLOCK?\n"
+                          "define SCALE_BLOKC (-D) is never read"));
+}
+
 TEST_CASE("Engine::prepare refuses an unread define at its shape file position or warns") {
     TempDir dir;
     write_project(dir.path(), "[[kernel]]\nname = \"wide\"\nsource = \"scale\"\n"

@@ -42,6 +42,7 @@ int run_sig(SigArgs& args) {
         add_define(defines, d);
     // A -D that no listed file (nor what it includes) reads would list the defaults as if it
     // applied: refused, as kjit compile refuses it.
+    std::vector<UnreadDefine> refused;
     for (const auto& [name, value] : defines) {
         std::vector<UnreadDefine> unread;
         bool read = false;
@@ -59,8 +60,9 @@ int run_sig(SigArgs& args) {
             }
         }
         if (!read && !unread.empty())
-            refuse_unread_define(unread.front(), "-D", "the files listed or what they include");
+            refused.push_back(std::move(unread.front()));
     }
+    refuse_unread_defines(refused, "-D", "the files listed or what they include");
     const std::vector<std::filesystem::path> include_dirs =
         args.sources.include_dirs(args.include_dirs);
     lint::SignatureReport all;

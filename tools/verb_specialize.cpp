@@ -73,7 +73,11 @@ int run_specialize(const SpecializeArgs& args) {
             try {
                 std::rethrow_exception(r.error);
             } catch (const std::exception& e) {
-                std::printf("    %s\n", e.what());
+                // Under the kernel's row, every line of it (one per unread define).
+                std::string text = e.what();
+                for (std::size_t p = 0; (p = text.find('\n', p)) != std::string::npos; p += 5)
+                    text.insert(p + 1, "    ");
+                std::printf("    %s\n", text.c_str());
             }
         }
     }
