@@ -186,21 +186,29 @@ void TunedTable::save() const {
     write_file_atomically(file, os.str(), "the tuned table");
 }
 
+namespace {
+/// Whether `e` is an entry of `kernel` under contract `want` for `arch`, of `dtype` and
+/// measured on `gpu` (each "" for any).
+bool entry_of(const TunedEntry& e, std::string_view kernel, const std::string& want,
+              std::string_view arch, std::string_view dtype, std::string_view gpu) {
+    return e.kernel == kernel && e.contract == want && e.arch == arch &&
+           (gpu.empty() || e.gpu == gpu) && (dtype.empty() || e.dtype == dtype);
+}
+} // namespace
+
 TunedMatch TunedTable::lookup(std::string_view kernel,
                               const std::map<std::string, std::int64_t>& shape,
                               std::string_view dtype, std::string_view gpu, std::string_view arch,
                               std::string_view contract) const {
     const std::string want = own_contract(kernel, contract);
-    const auto ours = [&](const TunedEntry& e) {
-        return e.kernel == kernel && e.contract == want && e.arch == arch &&
-               (dtype.empty() || e.dtype == dtype);
+    const auto on = [&](std::string_view g) {
+        return [&, g](const TunedEntry& e) { return entry_of(e, kernel, want, arch, dtype, g); };
     };
-    if (gpu.empty() || std::any_of(entries.begin(), entries.end(),
-                                   [&](const TunedEntry& e) { return ours(e) && e.gpu == gpu; }))
+    if (gpu.empty() || std::any_of(entries.begin(), entries.end(), on(gpu)))
         return lookup_on(kernel, shape, dtype, gpu, arch, want);
     // This GPU has no entry of the kernel and dtype: another GPU of the same arch stands in
     // (the first in file order), whose configuration is still tuned for the architecture.
-    const auto other = std::find_if(entries.begin(), entries.end(), ours);
+    const auto other = std::find_if(entries.begin(), entries.end(), on(""));
     if (other == entries.end())
         return {};
     TunedMatch m = lookup_on(kernel, shape, dtype, other->gpu, arch, want);
@@ -214,8 +222,7 @@ TunedMatch TunedTable::lookup_on(std::string_view kernel,
                                  std::string_view dtype, std::string_view gpu,
                                  std::string_view arch, const std::string& want) const {
     const auto fits = [&](const TunedEntry& e) {
-        return e.kernel == kernel && e.contract == want && e.arch == arch &&
-               (gpu.empty() || e.gpu == gpu) && (dtype.empty() || e.dtype == dtype);
+        return entry_of(e, kernel, want, arch, dtype, gpu);
     };
     const auto exact = [&](const std::map<std::string, std::int64_t>& s) -> const TunedEntry* {
         for (const TunedEntry& e : entries)

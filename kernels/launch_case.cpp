@@ -6,6 +6,9 @@
 
 #include <array>
 #include <cctype>
+#include <cstdlib>
+#include <cxxabi.h>
+#include <memory>
 #include <regex>
 
 namespace kjit {
@@ -33,6 +36,29 @@ std::string launch_problem(const CasePlan& plan, const StepPlan& step, const Ent
     return {};
 }
 
+std::string readable_entry(const std::string& symbol) {
+    int status = 0;
+    std::unique_ptr<char, void (*)(void*)> text(
+        abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status), std::free);
+    if (status != 0 || !text)
+        return symbol;
+    std::string name = text.get();
+    // "void ns::f<float>(float*, int)": the parameters and a template's return type dropped.
+    if (name.ends_with(")")) {
+        int depth = 0;
+        for (std::size_t i = name.size(); i-- > 0;) {
+            depth += name[i] == ')' ? 1 : name[i] == '(' ? -1 : 0;
+            if (depth == 0) {
+                name.erase(i);
+                break;
+            }
+        }
+    }
+    if (name.starts_with("void "))
+        name.erase(0, 5);
+    return name;
+}
+
 std::string step_launch_problem(const CasePlan& plan, std::size_t index,
                                 const CompiledKernel& compiled, const std::string& source_file,
                                 std::string& where_key) {
@@ -45,12 +71,21 @@ std::string step_launch_problem(const CasePlan& plan, std::size_t index,
             where_key = what + " block[0]";
         return problem;
     }
-    std::vector<std::string> names;
-    for (const EntryParams& e : compiled.entries)
-        names.push_back(e.entry);
+    // Each entry point as C++ names it (blas::axpy), for the suggestion and the list; a step
+    // may name it so, or by its symbol.
+    std::vector<std::string> names, listed;
+    for (const EntryParams& e : compiled.entries) {
+        const std::string name = readable_entry(e.entry);
+        names.push_back(name);
+        listed.push_back(name == e.entry ? name : name + " (" + e.entry + ")");
+    }
+    std::vector<std::string> near = nearest(step.entry, names);
+    for (const std::string& n : names) // the name without its namespaces
+        if (near.empty() && n.ends_with("::" + step.entry))
+            near.push_back(n);
     where_key = what + " entry";
-    return source_file + " has no entry point '" + step.entry + "'" +
-           did_you_mean(nearest(step.entry, names)) + " (entry points: " + join(names) + ")";
+    return source_file + " has no entry point '" + step.entry + "'" + did_you_mean(near) +
+           " (entry points: " + join(listed) + ")";
 }
 
 namespace {

@@ -24,10 +24,15 @@ std::vector<const Function*> step_functions(const CasePlan& plan, const EntryLoo
 /// without a GPU.
 std::string launch_problem(const CasePlan& plan, const StepPlan& step, const EntryParams& entry);
 
+/// An entry point's symbol as C++ names it: "blas::axpy" for _ZN4blas4axpyEPfPKffi,
+/// "ts::scale<float>" for a template's instantiation; an unmangled symbol as it is.
+std::string readable_entry(const std::string& symbol);
+
 /// What is wrong with launch step `index` of `plan` (a launch step) as `compiled` (from
 /// `source_file`) holds its entry point: launch_problem(), or "FILE has no entry point 'x'; did
-/// you mean y? (entry points: ...)"; "" when nothing. `where_key` is set to the key of the
-/// contract's `where` the problem belongs to: "step N", "step N entry" or "step N block[0]".
+/// you mean y? (entry points: ...)", each by its C++ name and its symbol; "" when nothing.
+/// `where_key` is set to the key of the contract's `where` the problem belongs to: "step N",
+/// "step N entry" or "step N block[0]".
 std::string step_launch_problem(const CasePlan& plan, std::size_t index,
                                 const CompiledKernel& compiled, const std::string& source_file,
                                 std::string& where_key);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -282,9 +283,17 @@ SignatureReport signatures(const SignatureRequest& r) {
             if (const SourceFile* f = sources.find(t))
                 files.push_back(f);
     }
+    // Each file's explicit instantiations, lexed once however many units reach it.
+    std::map<const SourceFile*, std::vector<std::string>> instantiations_of;
+    const auto instantiations = [&](const SourceFile* f) -> const std::vector<std::string>& {
+        auto it = instantiations_of.find(f);
+        if (it == instantiations_of.end())
+            it = instantiations_of.emplace(f, explicit_instantiations(f->text)).first;
+        return it->second;
+    };
     std::vector<ParseJob> jobs;
     for (const SourceFile* f : files)
-        jobs.push_back({f, {}, {}, explicit_instantiations(f->text)});
+        jobs.push_back({f, {}, {}, instantiations(f)});
     parse_all(r, jobs);
     // A unit that includes a header of the set writing explicit instantiations is parsed again
     // with them (which headers it reaches is known only from its parse).
@@ -296,9 +305,9 @@ SignatureReport signatures(const SignatureRequest& r) {
         std::vector<std::string> more = jobs[i].own_instantiations;
         for (const std::string& name : jobs[i].unit->files)
             if (const SourceFile* h = sources.find(name); h && h != jobs[i].file)
-                for (std::string& e : explicit_instantiations(h->text))
+                for (const std::string& e : instantiations(h))
                     if (std::find(more.begin(), more.end(), e) == more.end())
-                        more.push_back(std::move(e));
+                        more.push_back(e);
         if (more.size() > jobs[i].own_instantiations.size()) {
             again.push_back({jobs[i].file, {}, {}, std::move(more)});
             again_of.push_back(i);
@@ -317,7 +326,7 @@ SignatureReport signatures(const SignatureRequest& r) {
         std::vector<ParseJob> alone;
         for (const SourceFile* h : sources.headers())
             if (!reached.contains(h->name) && h->text.find("__global__") != std::string::npos)
-                alone.push_back({h, {}, {}, explicit_instantiations(h->text)});
+                alone.push_back({h, {}, {}, instantiations(h)});
         parse_all(r, alone);
         jobs.insert(jobs.end(), std::make_move_iterator(alone.begin()),
                     std::make_move_iterator(alone.end()));
@@ -472,7 +481,10 @@ std::string format_signatures(const SignatureReport& report, bool json) {
                 }
                 lb += ")";
             }
-            const std::string name = e.instantiation.empty() ? e.name : e.instantiation;
+            // As a contract's step names it: with its namespaces.
+            const std::string name = !e.instantiation.empty() ? e.instantiation
+                                     : !e.qualified.empty()   ? e.qualified
+                                                              : e.name;
             out += k.path + ":" + std::to_string(e.pos.line) + ":" + std::to_string(e.pos.column) +
                    ": " + name + (e.is_template ? " (template)" : "") + "  " + lb + "  " +
                    std::to_string(e.params.size()) + " parameter(s), " + number(k.bytes) +

@@ -306,7 +306,7 @@ TEST_CASE("a contract define its kernel never reads is reported at the contract'
     CHECK(contains(r.out, "warning: kernel 'row_softmax (contract)': " + what));
 }
 
-TEST_CASE("a name only a contract injects is no KJ003 finding; one nothing injects still is") {
+TEST_CASE("a name only a contract injects is no KJ003 finding but one nothing injects still is") {
     TempDir dir;
     copy_example(dir.path());
     // SOFTMAX_FAST is injected by the contract's [defines] alone (no #ifndef default);
@@ -324,7 +324,7 @@ TEST_CASE("a name only a contract injects is no KJ003 finding; one nothing injec
         CHECK(contains(r.out, "kernels/row_softmax.cu:" + std::to_string(line + 2) +
                                   ":5: error: #if reads SOFTMAX_FASTER, which is neither "
                                   "defined in the source nor injected"));
-        CHECK(contains(r.out, "lint: 5 file(s), 1 error(s)"));
+        CHECK(contains(r.out, "lint: 3 file(s), 1 error(s)"));
     }
 }
 
@@ -457,7 +457,11 @@ TEST_CASE("a project's contracts are the ones kjit check launches and without a 
     test::write_file(dir.path() / "kernels/rms_norm.cu",
                      "extern \"C\" __global__ void rms_norm_f32(float* y) { y[0] = 1; }\n");
     const Run r = run_kjit_in(dir.path(), "check");
+    INFO(r.out);
     CHECK(r.code == 0);
+    // ... and is said to be launched by nothing.
+    CHECK(contains(r.out, "note: 1 kernel(s) without a contract, compiled by the audit but "
+                          "never launched: rms_norm (a contract file says how"));
     if (contains(r.out, "launches skipped")) {
         // No device here: the gpu suite launches them; the plans were still held against the
         // compiled entry points.
@@ -514,6 +518,43 @@ TEST_CASE("a contract step names a template instantiation as written") {
     INFO(bad.out);
     CHECK(bad.code != 0);
     CHECK(contains(bad.out, "flaot"));
+}
+
+TEST_CASE("a kernel in a namespace is named with it by sig and by a step that misses it") {
+    CHECK(readable_entry("_ZN4blas4axpyEPfPKffi") == "blas::axpy");
+    CHECK(readable_entry("_ZN2ts5scaleIfEEvPT_PKS1_i") == "ts::scale<float>");
+    CHECK(readable_entry("splitk_reduce") == "splitk_reduce");
+    TempDir dir;
+    copy_example(dir.path());
+    test::write_file(dir.path() / "kernels/axpy.cu",
+                     "#ifndef AXPY_BLOCK\n#define AXPY_BLOCK 256\n#endif\n"
+                     "namespace blas {\n__global__ void axpy(float* y, const float* x, float a, "
+                     "int n) {\n    int i = blockIdx.x * AXPY_BLOCK + threadIdx.x;\n"
+                     "    if (i < n) y[i] += a * x[i];\n}\n}\n");
+    test::write_file(dir.path() / "contracts/axpy.toml",
+                     "name = \"axpy\"\nshape = [\"n\"]\ndtypes = [\"f32\"]\n"
+                     "reference_defines = { AXPY_BLOCK = 128 }\n[defines]\n"
+                     "AXPY_BLOCK = 256\n"
+                     "[[args]]\nname = \"y\"\ntype = \"f32*\"\ncount = \"n\"\noutput = true\n"
+                     "[[args]]\nname = \"x\"\ntype = \"f32*\"\ncount = \"n\"\n"
+                     "[[args]]\nname = \"a\"\ntype = \"f32\"\nvalue = \"2\"\n"
+                     "[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n"
+                     "[[step]]\nentry = \"axpy\"\ngrid = \"ceil_div(n, AXPY_BLOCK)\"\n"
+                     "block = \"AXPY_BLOCK\"\n");
+    edit(dir.path() / "kjit.toml", "\"contracts/row_softmax.toml\"]",
+         "\"contracts/row_softmax.toml\", \"contracts/axpy.toml\"]");
+    const Run sig = run_kjit_in(dir.path(), "sig kernels/axpy.cu");
+    INFO(sig.out);
+    if (sig.code == 0) // without libclang sig lists nothing
+        CHECK(contains(sig.out, "kernels/axpy.cu:5:17: blas::axpy  no __launch_bounds__"));
+    test::write_file(dir.path() / "sweeps/axpy.sweep.toml",
+                     "kernel = \"axpy\"\n[shape]\nn = 4096\n[sweep]\nAXPY_BLOCK = [128, 256]\n");
+    const std::string env = "KJIT_CACHE_DIR='" + (dir.path() / "cache").string() + "'";
+    const Run bad = run_kjit_in(dir.path(), "sweep --dry-run sweeps/axpy.sweep.toml", env);
+    INFO(bad.out);
+    CHECK(bad.code != 0);
+    CHECK(contains(bad.out, "axpy.cu has no entry point 'axpy'; did you mean blas::axpy? (entry "
+                            "points: blas::axpy (_ZN4blas4axpyEPfPKffi))"));
 }
 
 TEST_CASE("a sweep dry run finds every launch mistake without a GPU at its file:line:col") {

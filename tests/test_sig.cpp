@@ -92,12 +92,13 @@ TEST_SUITE("lint") {
             return;
         INFO(run->out);
         // Two kernel files include sig_common.cuh; shared_step is declared, then defined.
-        CHECK(count_lines(run->out, (kSig / "sig_common.cuh").string() + ":18:41: shared_step") ==
-              1);
-        CHECK(contains(run->out, ":18:41: shared_step  __launch_bounds__(SIG_THREADS=128)  2 "
+        CHECK(count_lines(run->out,
+                          (kSig / "sig_common.cuh").string() + ":18:41: sig::shared_step") == 1);
+        CHECK(contains(run->out, ":18:41: sig::shared_step  __launch_bounds__(SIG_THREADS=128)  2 "
                                  "parameter(s), 40 bytes"));
-        CHECK_FALSE(contains(run->out, ":16:17: shared_step"));
-        CHECK(count_lines(run->out, (kSig / "sig_common.cuh").string() + ":24:47: widen") == 1);
+        CHECK_FALSE(contains(run->out, ":16:17: sig::shared_step"));
+        CHECK(count_lines(run->out, (kSig / "sig_common.cuh").string() + ":24:47: sig::widen") ==
+              1);
     }
 
     TEST_CASE("a kernel in a header found through -I is listed at that header's own path") {
@@ -171,7 +172,7 @@ TEST_SUITE("lint") {
         if (!run)
             return;
         INFO(run->out);
-        CHECK(contains(run->out, ":24:47: widen (template)  __launch_bounds__(Width*32)  3 "
+        CHECK(contains(run->out, ":24:47: sig::widen (template)  __launch_bounds__(Width*32)  3 "
                                  "parameter(s), ? bytes"));
         CHECK(contains(run->out, ":24:47: note: widen is a template: its parameter layout depends "
                                  "on the template arguments; list an instantiation with "
