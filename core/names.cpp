@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <cxxabi.h>
+#include <memory>
 
 namespace kjit {
 
@@ -114,6 +117,29 @@ std::string did_you_mean(const std::vector<std::string>& names) {
     for (std::size_t i = 1; i < names.size(); ++i)
         s += (i + 1 == names.size() ? " or " : ", ") + names[i];
     return s + "?";
+}
+
+std::string readable_entry(const std::string& symbol) {
+    int status = 0;
+    std::unique_ptr<char, void (*)(void*)> text(
+        abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status), std::free);
+    if (status != 0 || !text)
+        return symbol;
+    std::string name = text.get();
+    // "void ns::f<float>(float*, int)": the parameters and a template's return type dropped.
+    if (name.ends_with(")")) {
+        int depth = 0;
+        for (std::size_t i = name.size(); i-- > 0;) {
+            depth += name[i] == ')' ? 1 : name[i] == '(' ? -1 : 0;
+            if (depth == 0) {
+                name.erase(i);
+                break;
+            }
+        }
+    }
+    if (name.starts_with("void "))
+        name.erase(0, 5);
+    return name;
 }
 
 } // namespace kjit

@@ -32,6 +32,10 @@ std::string join(const Range& parts, std::string_view sep = ", ") {
     return out;
 }
 
+/// An entry point's symbol as C++ names it: "blas::axpy" for _ZN4blas4axpyEPfPKffi,
+/// "ts::scale<float>" for a template's instantiation; an unmangled symbol as it is.
+std::string readable_entry(const std::string& symbol);
+
 /// "; did you mean A?", "; did you mean A or B?", "; did you mean A, B or C?", or "" for none.
 std::string did_you_mean(const std::vector<std::string>& names);
 

@@ -6,9 +6,6 @@
 
 #include <array>
 #include <cctype>
-#include <cstdlib>
-#include <cxxabi.h>
-#include <memory>
 #include <regex>
 
 namespace kjit {
@@ -34,29 +31,6 @@ std::string launch_problem(const CasePlan& plan, const StepPlan& step, const Ent
                " threads; the kernel's __launch_bounds__ allow " +
                std::to_string(entry.max_threads);
     return {};
-}
-
-std::string readable_entry(const std::string& symbol) {
-    int status = 0;
-    std::unique_ptr<char, void (*)(void*)> text(
-        abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status), std::free);
-    if (status != 0 || !text)
-        return symbol;
-    std::string name = text.get();
-    // "void ns::f<float>(float*, int)": the parameters and a template's return type dropped.
-    if (name.ends_with(")")) {
-        int depth = 0;
-        for (std::size_t i = name.size(); i-- > 0;) {
-            depth += name[i] == ')' ? 1 : name[i] == '(' ? -1 : 0;
-            if (depth == 0) {
-                name.erase(i);
-                break;
-            }
-        }
-    }
-    if (name.starts_with("void "))
-        name.erase(0, 5);
-    return name;
 }
 
 std::string step_launch_problem(const CasePlan& plan, std::size_t index,

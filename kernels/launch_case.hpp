@@ -24,10 +24,6 @@ std::vector<const Function*> step_functions(const CasePlan& plan, const EntryLoo
 /// without a GPU.
 std::string launch_problem(const CasePlan& plan, const StepPlan& step, const EntryParams& entry);
 
-/// An entry point's symbol as C++ names it: "blas::axpy" for _ZN4blas4axpyEPfPKffi,
-/// "ts::scale<float>" for a template's instantiation; an unmangled symbol as it is.
-std::string readable_entry(const std::string& symbol);
-
 /// What is wrong with launch step `index` of `plan` (a launch step) as `compiled` (from
 /// `source_file`) holds its entry point: launch_problem(), or "FILE has no entry point 'x'; did
 /// you mean y? (entry points: ...)", each by its C++ name and its symbol; "" when nothing.

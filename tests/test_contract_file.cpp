@@ -2,6 +2,7 @@
 // validated at file:line:col, planned like kjit's own contracts, and run by check, bench,
 // digest and sweep.
 
+#include "core/names.hpp"
 #include "jit/sources.hpp"
 #include "kernels/contract_toml.hpp"
 #include "kernels/launch_case.hpp"

@@ -260,6 +260,9 @@ TEST_CASE("the engine prepares from compile then memory then disk and launches")
                          doctest::Contains("no prepared kernel named 'nrom'"), NotFoundError);
     CHECK_THROWS_WITH_AS((void)engine.function("norm", "rms_norm_f64"),
                          doctest::Contains("has no entry point 'rms_norm_f64'"), NotFoundError);
+    // ... and lists the ones it has.
+    CHECK_THROWS_WITH_AS((void)engine.function("norm", "rms_norm_f64"),
+                         doctest::Contains("(entry points: "), NotFoundError);
 }
 
 TEST_CASE("a launch that does not fit a kernel's tier takes its declared fallback tier") {
