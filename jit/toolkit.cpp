@@ -33,6 +33,14 @@ std::vector<std::string> toolkit_include_dirs_beside(const std::string& lib_dir)
         if (present(include / "cccl" / "cub"))
             out.push_back((include / "cccl").string());
         out.push_back(include.string());
+        // kjit compiles with --no-source-include (a kernel reads only the headers it was
+        // given), so NVRTC does not look beside a toolkit header for the sibling it includes
+        // by a quoted name ("info.h" from cooperative_groups/details/driver_abi.h, "mma.hpp"
+        // from crt/mma.h): those directories are searched last.
+        for (const char* sub : {"crt", "cooperative_groups", "cooperative_groups/details", "nvtx3",
+                                "nvtx3/nvtxDetail"})
+            if (present(include / sub))
+                out.push_back((include / sub).string());
         return out;
     }
     return {};

@@ -219,7 +219,9 @@ TEST_CASE("a shape file lists a kernel's instantiations") {
 TEST_CASE("toolkit headers are found beside NVRTC and keyed by the toolkit") {
     const std::vector<std::string>& dirs = default_toolkit_include_dirs();
     REQUIRE_FALSE(dirs.empty());
-    CHECK(std::filesystem::exists(std::filesystem::path(dirs.back()) / "cuda_bf16.h"));
+    CHECK(std::any_of(dirs.begin(), dirs.end(), [](const std::string& d) {
+        return std::filesystem::exists(std::filesystem::path(d) / "cuda_bf16.h");
+    }));
     const bool cub_found = std::any_of(dirs.begin(), dirs.end(), [](const std::string& d) {
         return std::filesystem::exists(std::filesystem::path(d) / "cub" / "block" /
                                        "block_reduce.cuh");
@@ -245,6 +247,40 @@ TEST_CASE("toolkit headers are found beside NVRTC and keyed by the toolkit") {
     // A kernel that includes no toolkit header is searched, and keyed, as without them.
     CHECK(make_cache_key(user_kernels(), "typed", with_toolkit).hash ==
           make_cache_key(user_kernels(), "typed", none).hash);
+}
+
+TEST_CASE("cooperative groups and WMMA compile: a toolkit header's sibling include is found") {
+    // cooperative_groups/details/driver_abi.h includes "info.h", crt/mma.h "mma.hpp": beside
+    // them, where NVRTC does not look under --no-source-include.
+    TempDir dir;
+    kjit::test::write_file(
+        dir.path() / "cgred.cu",
+        "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n"
+        "namespace cg = cooperative_groups;\n"
+        "extern \"C\" __global__ void cgred(float* y, const float* x) {\n"
+        "  auto w = cg::tiled_partition<32>(cg::this_thread_block());\n"
+        "  float v = cg::reduce(w, x[threadIdx.x], cg::plus<float>());\n"
+        "  if (w.thread_rank() == 0) y[threadIdx.x / 32] = v;\n}\n");
+    kjit::test::write_file(
+        dir.path() / "mmak.cu",
+        "#include <mma.h>\nusing namespace nvcuda;\n"
+        "extern \"C\" __global__ void mmak(float* c, const half* a, const half* b) {\n"
+        "  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;\n"
+        "  wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;\n"
+        "  wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;\n"
+        "  wmma::fill_fragment(fc, 0.0f);\n"
+        "  wmma::load_matrix_sync(fa, a, 16);\n  wmma::load_matrix_sync(fb, b, 16);\n"
+        "  wmma::mma_sync(fc, fa, fb, fc);\n"
+        "  wmma::store_matrix_sync(c, fc, 16, wmma::mem_row_major);\n}\n");
+    const SourceSet set = SourceSet::from_directory(dir.path());
+    CompileOptions options;
+    options.toolkit_headers = true;
+    CHECK(compile(set, "cgred", options).entry("cgred") != nullptr);
+    CHECK(compile(set, "mmak", options).entry("mmak") != nullptr);
+    // And kjit lint's include check agrees.
+    const Run lint = run_kjit("lint " + dir.path().string());
+    INFO(lint.out);
+    CHECK(lint.code == 0);
 }
 
 TEST_CASE("kjit compile --src compiles a kernel that includes <cuda_bf16.h> and CUB") {
