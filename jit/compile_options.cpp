@@ -58,20 +58,25 @@ bool is_identifier(const std::string& name) {
     return ok;
 }
 
-/// What is wrong with a define's value, or "".
-std::string value_problem(const std::string& name, const std::string& value) {
+} // namespace
+
+std::string define_value_problem(const std::string& name, const std::string& value) {
     if (value.find_first_of("\n\r") != std::string::npos)
         return "the value contains a line break";
     if (value.find('\0') != std::string::npos)
         return "the value contains a NUL character";
-    if (const std::string op = open_operator(value); !op.empty())
+    if (const std::string op = open_operator(value); op == ",")
+        return "the value '" + value +
+               "' has a comma outside parentheses and template brackets: a define expands as "
+               "text, so `__launch_bounds__(" +
+               name + ")` would read two arguments and `x * " + name +
+               "` a comma expression; give one value";
+    else if (!op.empty())
         return "the value '" + value + "' is an expression with '" + op +
                "' outside parentheses: a define expands as text, so the source's own " + name +
                " / 2 would read '" + value + " / 2'; write " + name + "=(" + value + ")";
     return {};
 }
-
-} // namespace
 
 /// The first binary arithmetic operator of `value` outside parentheses (`${...}` an operand),
 /// e.g. "+" of "${block} + 256"; "" when there is none. A macro expands as text, so such a
@@ -103,16 +108,19 @@ std::string open_operator(std::string_view value) {
             operand = true;
             continue;
         }
-        if (t == "(" || t == "[") {
+        if (t == "(" || t == "[" || t == "{") {
             ++depth;
             operand = false;
             continue;
         }
-        if (t == ")" || t == "]") {
+        if (t == ")" || t == "]" || t == "}") {
             --depth;
             operand = true;
             continue;
         }
+        // Outside template brackets (`Vec<float, 4>`), a comma separates two values.
+        if (t == "," && depth == 0 && angle == 0)
+            return ",";
         std::string op(t);
         const bool joined = i + 1 < tokens.size() && tokens[i + 1].text.data() == t.data() + 1;
         if ((t == "<" || t == ">" || t == "&" || t == "|") && joined && tokens[i + 1].text == t)
@@ -201,7 +209,7 @@ void CompileOptions::check() const {
         if (!is_identifier(name))
             throw ConfigError("bad define '" + name + "=" + value +
                               "': expected NAME=VALUE with NAME a C identifier");
-        if (const std::string problem = value_problem(name, value); !problem.empty())
+        if (const std::string problem = define_value_problem(name, value); !problem.empty())
             throw ConfigError("bad define '" + name + "': " + problem);
     }
     for (const auto& dir : include_dirs) {
@@ -221,7 +229,7 @@ void add_define(std::map<std::string, std::string>& defines, const std::string& 
     if (!is_identifier(name))
         throw ConfigError("bad define '" + assignment +
                           "': expected NAME=VALUE with NAME a C identifier");
-    if (const std::string problem = value_problem(name, value); !problem.empty())
+    if (const std::string problem = define_value_problem(name, value); !problem.empty())
         throw ConfigError("bad define '" + name + "': " + problem);
     defines[name] = value;
 }

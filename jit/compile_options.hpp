@@ -69,10 +69,14 @@ std::string arch_problem(const std::string& arch);
 std::pair<std::string, std::string> split_define(const std::string& assignment);
 
 /// The first binary arithmetic operator of define value `value` outside parentheses (`${...}` an
-/// operand), e.g. "+" of "${block} + 256"; "" when there is none. A macro expands as text, so
+/// operand), e.g. "+" of "${block} + 256", or a comma outside template brackets ("," of
+/// "128, 2"); "" when there is none. A macro expands as text, so
 /// such a value changes meaning inside the source's own expressions (`BLOCK / 32`): every
 /// define is refused with one (CompileOptions::check, add_define, the shape files).
 std::string open_operator(std::string_view value);
+/// What is wrong with define NAME's value (a line break, a NUL, an operator or a comma outside
+/// parentheses: open_operator), said for `name`; "" when nothing.
+std::string define_value_problem(const std::string& name, const std::string& value);
 /// Parses "NAME=VALUE" (or "NAME", meaning 1) into defines; ConfigError on a bad name, or a
 /// value with a line break, a NUL or an operator outside parentheses (open_operator).
 void add_define(std::map<std::string, std::string>& defines, const std::string& assignment);

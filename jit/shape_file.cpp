@@ -224,10 +224,8 @@ std::map<std::string, std::string> resolve_defines(const KernelSpec& spec,
     for (const auto& [define, value] : spec.defines) {
         const std::string& name = define; // clang 14: no lambda capture of a structured binding
         const auto fail = [&](const std::string& problem) { define_error(spec, name, problem); };
-        if (const std::string op = open_operator(value); !op.empty())
-            fail("is '" + value + "', an expression with '" + op +
-                 "' outside parentheses: a define expands as text, so the source's own " + name +
-                 " / 2 would read '" + value + " / 2'; write '(" + value + ")'");
+        if (const std::string problem = define_value_problem(name, value); !problem.empty())
+            fail("is refused: " + problem);
         out[name] = substitute(value, shape, fail);
     }
     return out;

@@ -170,6 +170,14 @@ TEST_CASE("a define value with an operator outside parentheses is refused before
         CHECK(contains(config_error([&] { (void)resolve(bad); }),
                        "outside parentheses: a define expands as text"));
     }
+    // A comma outside parentheses and template brackets: `__launch_bounds__(BLOCK)` would read
+    // two arguments (a minimum of blocks per SM), `x * BLOCK` a comma expression.
+    for (const char* bad : {"128, 2", "${block},${split}", "Vec<int, 2>, 3"}) {
+        INFO(bad);
+        CHECK(contains(config_error([&] { (void)resolve(bad); }),
+                       "has a comma outside parentheses and template brackets: a define expands "
+                       "as text, so `__launch_bounds__(BLOCK)` would read two arguments"));
+    }
     CHECK(resolve("(${block} + 256)") == "(256 + 256)");
     for (const char* good : {"std::array<std::array<int, 2>, 3>",
                              "Vec<Vec<float, 2>>",
@@ -193,7 +201,9 @@ TEST_CASE("a define value with an operator outside parentheses is refused before
                              "!${split}",
                              "cond<USE_BF16 == 1, __nv_bfloat16, float>::type",
                              "Int<${split} ? 8 : 4>",
-                             "Int<${split} != 1>::value"})
+                             "Int<${split} != 1>::value",
+                             "f(1, 2)",
+                             "{1, 2}"})
         CHECK_NOTHROW((void)resolve(good));
 }
 
