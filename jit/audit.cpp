@@ -22,6 +22,8 @@ std::vector<AuditCompile> audit_compiles(const SourceSet& sources,
                 AuditCompile c{label, {}, {k->kernel_name(), {}}};
                 c.request.options.arch = arch;
                 c.request.options.toolkit_headers = true;
+                // Start-up names the instantiations of a file of templates, not the audit.
+                c.request.options.templates_later = true;
                 c.request.options.defines = defines;
                 c.defines = defines.empty() ? "(defaults)" : c.request.options.defines_text();
                 out.push_back(std::move(c));

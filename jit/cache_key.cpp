@@ -164,6 +164,8 @@ CacheKey make_cache_key(const SourceSet& sources, std::string_view kernel,
     // outcome differs, so the key does.
     if (options.entry_optional)
         put(parts[KeyComponents::options], "entry-optional");
+    if (options.templates_later)
+        put(parts[KeyComponents::options], "templates-later");
     // Name expressions in the order given: it is the order NVRTC instantiates them in.
     for (const auto& e : options.name_expressions)
         put(parts[KeyComponents::options], "name-expression=" + e);

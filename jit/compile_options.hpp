@@ -26,6 +26,11 @@ struct CompileOptions {
     /// Accept a program that compiles to no entry point (a header probe, a unit compiled for
     /// its PTX); for a kernel, to be launched, it is an error.
     bool entry_optional = false;
+    /// A kernel compiled before the name expressions that instantiate its templates are known
+    /// (the audit's compiles): a source that names `template` may compile to no entry point
+    /// yet. Otherwise (a launch, `kjit compile`) a template no name expression instantiates
+    /// leaves nothing to launch, an error like any other source without an entry point.
+    bool templates_later = false;
     /// -I: extra include directories (a CUTLASS checkout, say); the cache key covers the
     /// content of every file under them, not only their paths.
     std::vector<std::string> include_dirs;

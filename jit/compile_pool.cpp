@@ -93,7 +93,8 @@ void put_options(Writer& w, const CompileOptions& o) {
     w.str(o.std);
     put_defines(w, o.defines);
     w.u64((o.fmad ? 1 : 0) | (o.fast_math ? 2 : 0) | (o.lineinfo ? 4 : 0) | (o.ptx ? 8 : 0) |
-          (o.toolkit_headers ? 16 : 0) | (o.check_only ? 32 : 0) | (o.entry_optional ? 64 : 0));
+          (o.toolkit_headers ? 16 : 0) | (o.check_only ? 32 : 0) | (o.entry_optional ? 64 : 0) |
+          (o.templates_later ? 128 : 0));
     put_strings(w, o.include_dirs);
     put_strings(w, o.toolkit_include_dirs);
     put_strings(w, o.name_expressions);
@@ -112,6 +113,7 @@ CompileOptions get_options(Reader& r) {
     o.toolkit_headers = flags & 16;
     o.check_only = flags & 32;
     o.entry_optional = flags & 64;
+    o.templates_later = flags & 128;
     o.include_dirs = get_strings(r);
     o.toolkit_include_dirs = get_strings(r);
     o.name_expressions = get_strings(r);

@@ -249,9 +249,11 @@ CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
                            {std::move(d)}, file.hash.hex());
     };
     // A file of templates is instantiated by the name expressions of a launch (the Engine's
-    // instantiations): compiled without them, as the audit does, it has no entry point yet.
+    // instantiations): compiled before they are known, as the audit does, it has no entry
+    // point yet.
     if (out.entries.empty() && !options.entry_optional &&
-        (!options.name_expressions.empty() || !names_identifier(file.text, "template"))) {
+        !(options.templates_later && options.name_expressions.empty() &&
+          names_identifier(file.text, "template"))) {
         refuse({.path = file.path,
                 .message = "the kernel source compiles to no entry point: no __global__ "
                            "function is left with these defines (one behind a false #if, "

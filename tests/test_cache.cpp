@@ -579,8 +579,10 @@ TEST_CASE("a program accepted without an entry point is keyed apart and served f
     const SourceSet helpers = tiny_sources("__device__ float tiny_helper(float x) { return x; }\n");
     CompileRequest optional{"tiny", {}};
     optional.options.entry_optional = true;
+    CompileRequest later{"tiny", {}};
+    later.options.templates_later = true;
     for (const auto& [src, request] :
-         {std::pair{&templates, CompileRequest{"tiny", {}}}, std::pair{&helpers, optional}}) {
+         {std::pair{&templates, later}, std::pair{&helpers, optional}}) {
         const Specialized first = cc.get(*src, request);
         REQUIRE(first.compiled);
         CHECK(first.compiled->entries.empty());

@@ -143,8 +143,13 @@ TEST_CASE("name expressions compile template instantiations and keep their lower
     CHECK(d->params == std::vector<ParamType>{integer(8), floating(8), integer(4)});
 
     // Without a name expression the template is never instantiated: no entry point yet, which
-    // a file of templates may have (the audit compiles it so; a launch names instantiations).
-    CHECK(compile(user_kernels(), "scale", CompileOptions{}).entries.empty());
+    // a file of templates may have before its instantiations are known (the audit compiles it
+    // so); anywhere else there is nothing to launch.
+    CompileOptions later;
+    later.templates_later = true;
+    CHECK(compile(user_kernels(), "scale", later).entries.empty());
+    CHECK_THROWS_WITH_AS(compile(user_kernels(), "scale", CompileOptions{}),
+                         doctest::Contains("compiles to no entry point"), CompileError);
 
     // An expression that names nothing is a compile error naming it.
     CompileOptions bad;
