@@ -56,6 +56,15 @@ class NvrtcProgram {
 
 /// The line of the `__launch_bounds__` in the declaration of `entry` (a name as written, so
 /// not a mangled one) in `text`; 0 when none is found.
+/// The name an entry point is declared by: "vadd" for mylib::vadd (_ZN5mylib4vaddE...), "scale"
+/// for ts::scale<float>.
+std::string declared_name(const std::string& symbol) {
+    std::string name = readable_entry(symbol);
+    name = name.substr(0, name.find('<'));
+    const std::size_t colons = name.rfind("::");
+    return colons == std::string::npos ? name : name.substr(colons + 2);
+}
+
 int launch_bounds_line(std::string_view text, std::string_view entry) {
     const LogicalSource source(text);
     int bound = 0; // the last __launch_bounds__ since the end of a declaration or body
@@ -267,8 +276,8 @@ CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
         if (e.max_threads <= kMaxBlockThreads)
             continue;
         refuse({.path = file.path,
-                .line = launch_bounds_line(file.text, e.entry),
-                .message = "entry " + e.entry + " declares __launch_bounds__ of " +
+                .line = launch_bounds_line(file.text, declared_name(e.entry)),
+                .message = "entry " + readable_entry(e.entry) + " declares __launch_bounds__ of " +
                            std::to_string(e.max_threads) + " threads a block, above the " +
                            std::to_string(kMaxBlockThreads) +
                            " a block can have: no launch can run it as it was built for; "

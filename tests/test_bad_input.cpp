@@ -588,6 +588,16 @@ TEST_SUITE("bad-input") {
         CHECK(r.code == 1);
         CHECK(contains(r.out, why));
         CHECK(run_plain("compile saxpy -D TILE=4" + src).code == 0);
+        // A kernel in a namespace: at its line too, by its C++ name.
+        write_file(dir.path() / "n/nsaxpy.cu",
+                   "#ifndef TILE\n#define TILE 4\n#endif\nnamespace blas {\n"
+                   "__global__ void __launch_bounds__(TILE * 256)\n"
+                   "nsaxpy(float* y, float a) { y[threadIdx.x] *= a; }\n}\n");
+        const Run ns = run_plain("compile nsaxpy -D TILE=8 --src " + (dir.path() / "n").string());
+        INFO(ns.out);
+        CHECK(ns.code == 1);
+        CHECK(contains(ns.out, "nsaxpy.cu:5: error: entry blas::nsaxpy declares __launch_bounds__ "
+                               "of 2048 threads a block"));
         // With the disk cache on, twice: a record with such a bound is never served.
         for (int i = 0; i < 2; ++i) {
             r = kjit::test::run_kjit_in(dir.path(), "audit" + src,
