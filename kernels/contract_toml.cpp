@@ -126,6 +126,11 @@ ContractArg read_arg(const TomlTable& t, const Scope* names, std::set<std::strin
     } else if (init != "random") {
         init_node->fail("unknown init '" + init + "' (known: random, zeros, value)");
     }
+    // Without init = "value" a buffer's 'value' would fill nothing: its inputs stay random.
+    if (const auto n = t.get("value"); n && init != "value")
+        n->fail("'value' fills buffer '" + a.name +
+                "' only with init = \"value\"; it is init = \"" + init + "\"" +
+                (init_node ? "" : " (the default)"));
     for (const char* key : {"scale", "offset"})
         if (const auto n = t.get(key)) {
             if (init != "random")

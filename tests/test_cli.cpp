@@ -212,6 +212,10 @@ TEST_CASE("kjit cache stats and ls and why and clear describe the cache") {
     CHECK(contains(r.out, "miss: nearest entry"));
     CHECK(contains(r.out, "defines  DIFFERENT"));
     CHECK(contains(r.out, "source   same"));
+    // A define the kernel never reads is refused, as kjit compile refuses it.
+    r = run_kjit("cache why rms_norm -D RMS_BLOKC=256", env);
+    CHECK(r.code == 2);
+    CHECK(contains(r.out, "define RMS_BLOKC (-D) is never read by"));
     r = run_kjit("cache why rms_norm -D RMS_BLOCK=256 --arch sm_90a", env);
     CHECK(contains(r.out, "arch     DIFFERENT"));
     CHECK(contains(r.out, "defines  same"));

@@ -174,6 +174,9 @@ TEST_CASE("every mistake in a contract file is reported at its file:line:col") {
          "c.toml:7:15: contract splitk_gemv, bytes: bad expression"},
         {"value = \"rows\"", "value = \"rows\"\ncount = \"1\"",
          "c.toml:50:9: 'count' is for buffers; scalar 'rows' takes 'value'"},
+        {"name = \"x\"\ntype = \"f32*\"", "name = \"x\"\ntype = \"f32*\"\nvalue = \"3\"",
+         "'value' fills buffer 'x' only with init = \"value\"; it is init = \"random\" (the "
+         "default)"},
         {"dtypes = [\"f32\"]", "dtypes = [\"f16\"]",
          "c.toml:6:11: unknown dtype 'f16' (known: f32, bf16)"},
         {"entry = \"splitk_partial\"", "entry = { f32 = \"splitk_partial\", bf16 = \"p\" }",

@@ -1,6 +1,7 @@
 #include "tools/verbs.hpp"
 
 #include "core/warnings.hpp"
+#include "jit/define_use.hpp"
 
 #include <cstdio>
 #include <ctime>
@@ -243,6 +244,8 @@ int run_why(const CacheArgs& args) {
     options.include_dirs = args.include_dirs;
     for (const auto& d : args.defines)
         add_define(options.defines, d);
+    // As kjit compile: a key for a define the kernel never reads explains nothing it compiles.
+    require_defines_read(set, set.kernel(args.kernel), options.defines, "-D");
     const CacheKey key = make_cache_key(set, args.kernel, options);
     std::printf("request  %s %s defines: %s\nkey      %s\n", key.kernel.c_str(),
                 options.arch.c_str(), options.defines_text().c_str(), key.hex().c_str());
