@@ -559,6 +559,20 @@ TEST_CASE("a kernel in a namespace is named with it by sig and by a step that mi
     CHECK(bad.code != 0);
     CHECK(contains(bad.out, "axpy.cu has no entry point 'axpy'; did you mean blas::axpy? (entry "
                             "points: blas::axpy (_ZN4blas4axpyEPfPKffi))"));
+    // A misspelt qualified entry fails NVRTC's name map: kjit check says so at the step's entry.
+    const int line =
+        edit(dir.path() / "contracts/axpy.toml", "entry = \"axpy\"", "entry = \"blas::axpi\"");
+    test::write_file(dir.path() / "contracts/axpy.toml",
+                     test::read_file(dir.path() / "contracts/axpy.toml") +
+                         "[[check]]\nshape = { n = 1000 }\n");
+    const Run check = run_kjit_in(dir.path(), "check", env);
+    INFO(check.out);
+    CHECK(check.code == 1);
+    CHECK(
+        contains(check.out, "contracts/axpy.toml:" + std::to_string(line) +
+                                ":9: error: case axpy n=1000 AXPY_BLOCK=256: the define set does "
+                                "not compile: step 1 names entry 'blas::axpi', which no kernel of "
+                                "axpy.cu is (NVRTC: __nv_name_map:"));
 }
 
 TEST_CASE("a sweep dry run finds every launch mistake without a GPU at its file:line:col") {
