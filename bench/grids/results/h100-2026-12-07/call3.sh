@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Next on an H100 (not yet run): the gpu suite, twice, at the tree it is run from (the checks
-# that came after call2.sh's run), then the channel-first conv1d grid in each dtype and the conv1d_update
+# Ran on an H100 at fb3b315 (results in call3/, bench/RESULTS.md "2026-12-07 (night)"): the gpu
+# suite, twice, at the tree it is run from (the checks that came after call2.sh's run), then the channel-first conv1d grid in each dtype and the conv1d_update
 # grid against causal-conv1d, the H200's entries standing in (the H100 has none of conv1d or
 # conv1d_update). Compare with a run that passes a table without the stand-in's source (e.g. a
 # copy of kernel_src/tuned.toml holding only the H100's entries) to see what the stand-in gives.
