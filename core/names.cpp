@@ -120,6 +120,9 @@ std::string did_you_mean(const std::vector<std::string>& names) {
 }
 
 std::string readable_entry(const std::string& symbol) {
+    // Only a C++ symbol: an extern "C" name `f` or `x` is no mangled type ("float").
+    if (!symbol.starts_with("_Z"))
+        return symbol;
     int status = 0;
     std::unique_ptr<char, void (*)(void*)> text(
         abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status), std::free);

@@ -18,8 +18,10 @@ namespace kjit {
 /// expressions and the default toolkit directories in the key; 5: each entry point's launch
 /// bound, `.maxntid`, in the meta; 6: a kernel without an entry point fails its compile unless
 /// the request accepts one, CompileOptions::entry_optional, which the key covers; 7: an entry
-/// point whose launch bound is above kMaxBlockThreads fails its compile).
-inline constexpr int kCacheFormatVersion = 7;
+/// point whose launch bound is above kMaxBlockThreads fails its compile; 8: a file of templates
+/// without an entry point fails its compile unless CompileOptions::templates_later, which the
+/// key covers, so an entry stored under the plain key before is not served).
+inline constexpr int kCacheFormatVersion = 8;
 
 /// What a compile's key is made of, one hash per component, so that `kjit cache why` can
 /// say which component differs between two requests. `source`: the kernel's name and text;

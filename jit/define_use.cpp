@@ -100,13 +100,21 @@ class RedefinitionWalk {
 
     [[nodiscard]] bool visited(const SourceFile& f) const { return visited_.contains(&f); }
 
+    /// Each injected define #defined again (the first time), read after it or not.
+    [[nodiscard]] const std::map<std::string, Redefinition, std::less<>>& redefinitions() const {
+        return redefined_;
+    }
+
     /// The injected defines whose value the compile replaces: each #defined again (the first
     /// time) where a line read after it, or a macro body that may expand anywhere, names it. A
-    /// #define after the last read leaves the injected value in every read.
-    [[nodiscard]] std::map<std::string, Redefinition, std::less<>> replaced() const {
+    /// #define after the last read leaves the injected value in every read. `unwalked`: the
+    /// names of the files the compile may include that the walk did not follow (a computed
+    /// #include), which may be read after it.
+    [[nodiscard]] std::map<std::string, Redefinition, std::less<>>
+    replaced(const Words& unwalked) const {
         std::map<std::string, Redefinition, std::less<>> out;
         for (const auto& [name, r] : redefined_)
-            if (read_after_.contains(name) || in_bodies_.contains(name))
+            if (read_after_.contains(name) || in_bodies_.contains(name) || unwalked.contains(name))
                 out.emplace(name, r);
         return out;
     }
@@ -168,12 +176,12 @@ class RedefinitionWalk {
         const bool defines = directive.size() >= 2 &&
                              (directive[0].text == "define" || directive[0].text == "undef");
         for_each_name(tokens, directive, [&](std::string_view name) {
-            if (live_)
-                live_->insert(name);
             // The name a #define or #undef sets is no read of it; a #define's body is read
             // where the macro expands, which may come after any redefinition.
             if (defines && name.data() == directive[1].text.data())
                 return;
+            if (live_)
+                live_->insert(name);
             if (defines)
                 in_bodies_.emplace(name);
             else if (redefined_.contains(name))
@@ -282,7 +290,12 @@ replaced_defines(const SourceSet& sources, const SourceFile& kernel,
     Lines lines;
     RedefinitionWalk walk(sources, lines, defines);
     walk.file(kernel);
-    return walk.replaced();
+    Words unwalked;
+    std::set<std::string_view> macros;
+    for (const SourceFile* f : sources.includable(kernel))
+        if (!walk.visited(*f))
+            scan(lines.of(*f), unwalked, macros);
+    return walk.replaced(unwalked);
 }
 
 std::string redefined_reason(std::string_view name, const Redefinition& r, bool by_path) {
@@ -331,16 +344,23 @@ std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceF
     walk.file(kernel);
     const auto includable = sources.includable(kernel);
     std::set<std::string_view> macros; // of every file, for the nearest name; read when needed
+    Words unwalked;
     for (const SourceFile* f : includable)
         if (!walk.visited(*f))
-            scan(lines.of(*f), names, macros);
+            scan(lines.of(*f), unwalked, macros);
+    names.insert(unwalked.begin(), unwalked.end());
     Words all;
     bool all_read = false;
-    const auto replaced = walk.replaced();
+    const auto replaced = walk.replaced(unwalked);
     for (const auto& [name, value] : defines) {
         if (names.contains(name)) {
             if (const auto r = replaced.find(name); r != replaced.end())
                 out.push_back({name, {}, r->second});
+            continue;
+        }
+        // #defined again and never read: the file's value is the only one the name has.
+        if (const auto r = walk.redefinitions().find(name); r != walk.redefinitions().end()) {
+            out.push_back({name, {}, r->second});
             continue;
         }
         // Every name and macro of the files it can include, skipped branches too.

@@ -528,6 +528,9 @@ TEST_CASE("a kernel in a namespace is named with it by sig and by a step that mi
     CHECK(readable_entry("_ZN4blas4axpyEPfPKffi") == "blas::axpy");
     CHECK(readable_entry("_ZN2ts5scaleIfEEvPT_PKS1_i") == "ts::scale<float>");
     CHECK(readable_entry("splitk_reduce") == "splitk_reduce");
+    // An extern "C" name that spells a mangled type is no C++ symbol.
+    CHECK(readable_entry("x") == "x");
+    CHECK(readable_entry("f") == "f");
     TempDir dir;
     copy_example(dir.path());
     test::write_file(dir.path() / "kernels/axpy.cu",

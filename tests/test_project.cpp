@@ -388,6 +388,18 @@ TEST_CASE("a #define after the last read of an injected define replaces nothing"
         got.push_back(name + ":" + std::to_string(r.line));
     // READ is read after its #define; BODY by a macro that expands there.
     CHECK(got == std::vector<std::string>{"BODY:8", "READ:6"});
+    // #defined and never read: the file's value is the only one, refused as a redefinition;
+    // read after it by a header the walk does not follow (a computed #include): refused too.
+    write_file(dir.path() / "n.cu", "#define ONLY 8\n#define HDR \"h.cuh\"\n#define LATE 8\n"
+                                    "#include HDR\n"
+                                    "extern \"C\" __global__ void n(int* p) { *p = late(); }\n");
+    write_file(dir.path() / "h.cuh", "__device__ int late() { return LATE; }\n");
+    const kjit::SourceSet both = kjit::SourceSet::from_directory(dir.path());
+    std::vector<std::string> unread;
+    for (const auto& u :
+         kjit::unread_defines(both, both.kernel("n"), {{"ONLY", "4"}, {"LATE", "4"}}))
+        unread.push_back(u.name + (u.redefined ? ":" + std::to_string(u.redefined->line) : ""));
+    CHECK(unread == std::vector<std::string>{"LATE:3", "ONLY:1"});
 }
 
 TEST_CASE("the conditionals kjit can tell decide which #define a compile reaches") {

@@ -105,9 +105,8 @@ Diagnostic unprepared_case(const KernelContract& contract, const CheckCase& c,
             return std::string();
         }();
         if (!named.empty())
-            for (const std::string& key :
-                 {table + " define " + named, reference ? "reference define " + named : "",
-                  "define " + named})
+            for (const std::string& key : {reference ? "reference define " + named : "",
+                                           table + " define " + named, "define " + named})
                 if (!at && !key.empty())
                     at = place(key);
         if (!at && !s.defines.empty())
