@@ -19,6 +19,10 @@ struct ProductionDefines {
     std::string name;   ///< the shape file's name for the kernel ("rms_norm_prefill")
     std::string source; ///< the kernel it compiles ("rms_norm")
     std::map<std::string, std::string> defines;
+    /// The template instantiations start-up names (NVRTC name expressions), and where: a set
+    /// that names any is compiled with them, as start-up compiles it.
+    std::vector<std::string> instantiations{};
+    SourceLocation instantiations_where{};
 };
 
 /// One compile of an audit.
@@ -26,10 +30,12 @@ struct AuditCompile {
     std::string label;   ///< the kernel, or the shape file's name for the define set
     std::string defines; ///< "(defaults)", or the defines as the compiler gets them
     CompileRequest request;
+    SourceLocation instantiations_where{}; ///< of the request's name expressions, if any
 };
 
 /// Every kernel of `sources` with its defaults, then with each production define set of it
-/// (each distinct set once, in the order given), each for every arch of `archs`.
+/// (each distinct set of defines and instantiations once, in the order given), each for every
+/// arch of `archs`.
 std::vector<AuditCompile> audit_compiles(const SourceSet& sources,
                                          std::span<const ProductionDefines> production,
                                          std::span<const std::string> archs);

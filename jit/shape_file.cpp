@@ -64,8 +64,10 @@ KernelSpec read_kernel(const TomlTable& t, SourceLocation& fallback_at) {
     }
     if (const auto n = t.get("defines"))
         read_defines(*n, spec);
-    if (const auto n = t.get("instantiations"))
+    if (const auto n = t.get("instantiations")) {
         spec.instantiations = n->strings("instantiations");
+        spec.instantiations_where = t.key_where("instantiations");
+    }
     if (const auto n = t.get("tuned")) {
         spec.tuned_where = n->where();
         for (const TomlEntry& e : n->table("tuned").entries()) {

@@ -42,6 +42,7 @@ struct KernelSpec {
     /// Template instantiations to compile, as NVRTC name expressions ("scale<128, float>");
     /// Engine::function finds each by this spelling.
     std::vector<std::string> instantiations{};
+    SourceLocation instantiations_where{}; ///< where `instantiations` is written
     /// The shape the tuned table is looked up at, in the keys the kernel's sweeps use
     /// (`rows`, `n`); a value may name shape entries as `${tokens}`. Empty: no lookup.
     std::map<std::string, std::string> tuned_shape{};

@@ -20,6 +20,8 @@ std::vector<Injection> load_injections(const std::filesystem::path& shape_file) 
         inj.defines = resolve_defines(spec, shape.shape);
         for (const auto& [name, at] : spec.define_sources)
             inj.where[name] = at.name;
+        inj.instantiations = spec.instantiations;
+        inj.instantiations_where = spec.instantiations_where;
         out.push_back(std::move(inj));
     }
     return out;

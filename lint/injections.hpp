@@ -22,6 +22,9 @@ struct Injection {
     /// file's: the walk (KJ003) takes its names as injected, as the contract's compiles inject
     /// them; the production rules (KJ002, KJ004) leave it to the contract's own checks.
     bool contract = false;
+    /// The template instantiations the engine names (KernelSpec::instantiations), and where.
+    std::vector<std::string> instantiations{};
+    SourceLocation instantiations_where{};
 };
 
 /// The kernels of a shape file (read by jit's ShapeFile, with its positions); ConfigError at

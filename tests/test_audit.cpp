@@ -48,6 +48,14 @@ TEST_CASE("the audit compiles every kernel with its defaults and each production
               "b b sm_90 (defaults)",
               "b b sm_80 (defaults)",
           });
+    // A set that names instantiations is compiled with them, though its defines are the
+    // defaults: start-up compiles it so.
+    const std::vector<ProductionDefines> named{{"b_float", "b", {}, {"b<float>"}, {}}};
+    const auto templates = audit_compiles(set, named, std::vector<std::string>{"sm_90"});
+    CHECK(rows(templates) == std::vector<std::string>{"a a sm_90 (defaults)",
+                                                      "b b sm_90 (defaults)",
+                                                      "b_float b sm_90 (defaults)  [b<float>]"});
+    CHECK(templates[2].request.options.name_expressions == std::vector<std::string>{"b<float>"});
     const auto one = audit_compiles(set, {}, std::vector<std::string>{"sm_90"});
     REQUIRE(one.size() == 2);
     CHECK(one[0].request.options.defines.empty());

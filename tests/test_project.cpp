@@ -625,6 +625,32 @@ TEST_CASE("a broken shape or project file stops every verb at its file:line:col 
     CHECK(contains(r.out, "other/bad.toml:3:10: error: kernel 'w' names source 'nope'"));
 }
 
+TEST_CASE("the audit compiles a shape file's instantiations as start-up does") {
+    // A file of templates: the audit compiled it without the shape file's name expressions, so
+    // a misspelt instantiation passed the audit and failed at start-up.
+    TempDir dir;
+    write_project(dir.path(), "[[kernel]]\nname = \"twice\"\n"
+                              "instantiations = [\"ts::twice<flaot>\"]\n");
+    write_file(dir.path() / "kernels" / "twice.cu",
+               "namespace ts {\ntemplate <typename T>\n"
+               "__global__ void twice(T* y, int n) { if (threadIdx.x < n) y[threadIdx.x] *= 2; }\n"
+               "}\n");
+    Run r = kjit_in(dir.path(), "audit");
+    INFO(r.out);
+    CHECK(r.code == 1);
+    CHECK(contains(r.out, "FAIL  twice            sm_90   (defaults)  [ts::twice<flaot>]"));
+    CHECK(contains(r.out, "error: identifier \"flaot\" is undefined"));
+    CHECK(contains(r.out, "kernels/model.toml:3: the instantiations twice names, compiled as "
+                          "start-up compiles them"));
+    CHECK(contains(r.out, "1 failed"));
+    write_file(dir.path() / "kernels" / "model.toml",
+               "[[kernel]]\nname = \"twice\"\ninstantiations = [\"ts::twice<float>\"]\n");
+    r = kjit_in(dir.path(), "audit");
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "ok    twice"));
+    CHECK(contains(r.out, "(defaults)  [ts::twice<float>]"));
+}
+
 TEST_CASE("a kernel directory without kernels and a missing project tuned table fail the audit") {
     // An empty (or wrong) kernel directory: audit, check and lint had passed over nothing.
     TempDir dir;

@@ -39,7 +39,8 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     const std::vector<lint::Injection> injections = lint::shape_injections(shape_files, &set);
     std::vector<ProductionDefines> production;
     for (const lint::Injection& inj : injections)
-        production.push_back({inj.spec, inj.source, inj.defines});
+        production.push_back(
+            {inj.spec, inj.source, inj.defines, inj.instantiations, inj.instantiations_where});
     // The project's sweep files are read fail closed too (with the contracts they name): one
     // that does not parse or names what its contract lacks stops the audit as it stops
     // `kjit sweep`; a define its kernel never reads is a finding, reported after the lint
@@ -247,6 +248,10 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
             for (const auto& d : e.diagnostics)
                 std::cerr << d.format() << '\n';
             std::cerr << "  defines: " << c.request.options.defines_text() << '\n';
+            if (!c.request.options.name_expressions.empty())
+                std::cerr << "  " << c.instantiations_where.path << ':'
+                          << c.instantiations_where.line << ": the instantiations " << c.label
+                          << " names, compiled as start-up compiles them\n";
         } catch (const std::exception& e) {
             std::cerr << "  " << e.what() << '\n';
         }
