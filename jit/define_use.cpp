@@ -100,6 +100,12 @@ class RedefinitionWalk {
 
     [[nodiscard]] bool visited(const SourceFile& f) const { return visited_.contains(&f); }
 
+    /// Each injected define's first default the walk skipped (`#ifndef N` over `#define N`):
+    /// the `#ifndef` line.
+    [[nodiscard]] const std::map<std::string, Redefinition, std::less<>>& defaults() const {
+        return defaults_;
+    }
+
     /// Each injected define #defined again (the first time), read after it or not.
     [[nodiscard]] const std::map<std::string, Redefinition, std::less<>>& redefinitions() const {
         return redefined_;
@@ -129,6 +135,12 @@ class RedefinitionWalk {
         Names tested;
         Truth branch = Truth::unknown;
         bool taken = false, unsure = false;
+        /// `#ifndef N` (or `#if !defined(N)`) of an injected N: the test is a read of N unless
+        /// the branch it skips #defines N, the file's default, which the injected value replaces
+        /// without ever being read.
+        std::string_view guard{};
+        bool in_guard = false, guard_defines = false;
+        Redefinition guard_at{}; ///< the `#ifndef` line (file, line)
     };
 
     Truth defined(std::string_view name) const {
@@ -180,13 +192,36 @@ class RedefinitionWalk {
             // where the macro expands, which may come after any redefinition.
             if (defines && name.data() == directive[1].text.data())
                 return;
-            if (live_)
-                live_->insert(name);
-            if (defines)
+            if (defines) {
+                if (live_)
+                    live_->insert(name);
                 in_bodies_.emplace(name);
-            else if (redefined_.contains(name))
-                read_after_.emplace(name);
+            } else {
+                read_name(name);
+            }
         });
+    }
+
+    void read_name(std::string_view name) {
+        if (live_)
+            live_->insert(name);
+        if (redefined_.contains(name))
+            read_after_.emplace(name);
+    }
+
+    // N of `#ifndef N` or `#if !defined(N)`, an injected define the walk knows is defined (the
+    // branch is skipped); else empty.
+    std::string_view default_guard(const std::vector<std::string_view>& t) const {
+        std::vector<std::string_view> words;
+        for (std::size_t k = 1; k < t.size(); ++k)
+            if (t[k] != "(" && t[k] != ")")
+                words.push_back(t[k]);
+        const bool guard =
+            (t[0] == "ifndef" && words.size() == 1) ||
+            (t[0] == "if" && words.size() == 3 && words[0] == "!" && words[1] == "defined");
+        if (!guard || !injected_.contains(words.back()) || condition(t) != Truth::no)
+            return {};
+        return words.back();
     }
 
     // Whether an open conditional that kjit cannot tell tests `name`: its author handles an
@@ -209,7 +244,8 @@ class RedefinitionWalk {
         // #elif's where the one it continues is), any other directive's where it is read.
         const bool opens = d == "if" || d == "ifdef" || d == "ifndef";
         const bool continues = d.starts_with("elif") || d == "else" || d == "endif";
-        if (opens ? !dead() : continues ? !dead(1) : !dead())
+        const std::string_view guard = opens && !dead() ? default_guard(t) : std::string_view{};
+        if (guard.empty() && (opens ? !dead() : continues ? !dead(1) : !dead()))
             read(tokens.subspan(1), tokens);
         auto test = [&](Frame& frame) {
             for (std::size_t k = 1; k < tokens.size(); ++k)
@@ -222,6 +258,9 @@ class RedefinitionWalk {
             frame.taken = frame.branch == Truth::yes;
             frame.unsure = frame.branch == Truth::unknown;
             test(frame);
+            frame.guard = guard;
+            frame.in_guard = !guard.empty();
+            frame.guard_at = {&f, l.line};
             frames_.push_back(std::move(frame));
             return;
         }
@@ -235,14 +274,23 @@ class RedefinitionWalk {
                                                          : c;
             frame.taken = frame.taken || frame.branch == Truth::yes;
             frame.unsure = frame.unsure || frame.branch == Truth::unknown;
+            frame.in_guard = false;
             test(frame);
             return;
         }
         if (d == "endif") {
-            if (!frames_.empty())
-                frames_.pop_back();
+            if (frames_.empty())
+                return;
+            if (const Frame& frame = frames_.back(); frame.guard_defines)
+                defaults_.try_emplace(std::string(frame.guard), frame.guard_at);
+            else if (!frame.guard.empty())
+                read_name(frame.guard);
+            frames_.pop_back();
             return;
         }
+        if (d == "define" && t.size() >= 2 && !frames_.empty() && frames_.back().in_guard &&
+            frames_.back().guard == t[1])
+            frames_.back().guard_defines = true;
         if (t.size() < 2 || dead())
             return;
         const std::string name(t[1]);
@@ -278,6 +326,7 @@ class RedefinitionWalk {
     std::map<std::string, Redefinition, std::less<>> redefined_;
     Names read_after_; ///< redefined names read after their redefinition
     Names in_bodies_;  ///< names a #define's body reads
+    std::map<std::string, Redefinition, std::less<>> defaults_;
     /// #undef'd: where.
     std::map<std::string, std::pair<const SourceFile*, int>, std::less<>> undone_;
 };
@@ -315,6 +364,10 @@ std::string redefined_reason(std::string_view name, const Redefinition& r, bool 
 std::string unread_reason(const UnreadDefine& u, const std::string& readers) {
     if (u.redefined)
         return redefined_reason(u.name, *u.redefined, true);
+    if (u.default_at)
+        return "is read by " + readers + " only in its own default, #ifndef " + u.name + " at " +
+               u.default_at->file->path + ":" + std::to_string(u.default_at->line) +
+               ", which the injected value skips: no line reads the value";
     if (u.only_skipped)
         return "is read by " + readers +
                " only in branches the compile skips (#if 0, #ifndef of a define it injects, "
@@ -375,7 +428,10 @@ std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceF
                 m != "defined" && m != "include" && m != "pragma" && m != "else" &&
                 m != "elif" && m != "undef")
                 candidates.emplace_back(m);
-        out.push_back({name, nearest(name, candidates), {}, all.contains(name)});
+        UnreadDefine u{name, nearest(name, candidates), {}, all.contains(name)};
+        if (const auto d = walk.defaults().find(name); d != walk.defaults().end())
+            u.default_at = d->second;
+        out.push_back(std::move(u));
     }
     return out;
 }

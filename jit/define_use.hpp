@@ -33,6 +33,9 @@ struct UnreadDefine {
     /// Named, but only in branches the compile is known to skip (`#if 0`, `#ifndef X` with X
     /// injected).
     bool only_skipped = false;
+    /// Named only by its own default, `#ifndef NAME` over `#define NAME` (the #ifndef's file and
+    /// line; `undef_*` unused), which the injected value skips.
+    std::optional<Redefinition> default_at{};
 };
 
 /// What becomes of define `u.name`, after "define NAME": "is never read by READERS" with the

@@ -191,20 +191,31 @@ class ClangRules {
                         return m.name == name && m.function_like;
                     }))
                     candidates.push_back(name);
-            // A read define whose value the compile #defines again.
+            // A read define whose value the compile #defines again, or that only its own
+            // `#ifndef` default tests.
             const auto redefined = replaced_defines(sources_, f, inj->defines);
+            std::map<std::string, UnreadDefine> defaulted;
+            for (UnreadDefine& u : unread_defines(sources_, f, inj->defines))
+                if (u.default_at)
+                    defaulted.emplace(u.name, std::move(u));
             for (const auto& [name, value] : inj->defines) {
                 const auto again = redefined.find(name);
-                if (read.contains(name) && again == redefined.end())
+                const auto only_default = defaulted.find(name);
+                std::string why;
+                if (only_default != defaulted.end())
+                    why = "it " + unread_reason(only_default->second, f.name);
+                else if (!read.contains(name))
+                    why = f.name + " never tests or expands it" +
+                          did_you_mean(nearest(name, candidates));
+                else if (again != redefined.end())
+                    why = "it " + redefined_reason(name, again->second, false);
+                else
                     continue;
                 const auto at = inj->where.find(name);
                 const SourceLocation key = at == inj->where.end() ? SourceLocation{} : at->second;
                 out_.push_back(
                     {inj->file, key.line, key.column, Severity::error,
-                     name + "=" + value + " is injected into kernel '" + inj->spec + "' but " +
-                         (read.contains(name) ? "it " + redefined_reason(name, again->second, false)
-                                              : f.name + " never tests or expands it" +
-                                                    did_you_mean(nearest(name, candidates))),
+                     name + "=" + value + " is injected into kernel '" + inj->spec + "' but " + why,
                      "KJ002"});
             }
         }

@@ -436,7 +436,9 @@ TEST_SUITE("bad-input") {
 
     TEST_CASE("kjit compile -D of a define the kernel never reads is refused unless allowed") {
         test::TempDir dir;
-        write_file(dir.path() / "k.cu", "#ifndef K_BLOCK\n#define K_BLOCK 256\n#endif\n" + kKernel);
+        write_file(dir.path() / "k.cu", "#ifndef K_BLOCK\n#define K_BLOCK 256\n#endif\n"
+                                        "constexpr int k_block = K_BLOCK;\n" +
+                                            kKernel);
         const std::string src = " --src " + dir.path().string();
         Run r = run_plain("compile k -D K_BLOKC=128" + src);
         INFO(r.out);

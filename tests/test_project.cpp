@@ -221,10 +221,11 @@ TEST_CASE("a shape file naming a kernel the sources lack is an error at its sour
 TEST_CASE("an injected define the source never names is found by a text check") {
     TempDir dir;
     write_file(dir.path() / "k.cu", "// SPLITK in a comment does not count\n"
-                               "#include \"k.cuh\"\n"
-                               "#ifndef SPLIT_K\n#define SPLIT_K 4\n#endif\n"
-                               "const char* s = \"SPLITK\";\n"
-                               "extern \"C\" __global__ void k() {}\n");
+                                    "#include \"k.cuh\"\n"
+                                    "#ifndef SPLIT_K\n#define SPLIT_K 4\n#endif\n"
+                                    "const int split = SPLIT_K;\n"
+                                    "const char* s = \"SPLITK\";\n"
+                                    "extern \"C\" __global__ void k() {}\n");
     write_file(dir.path() / "k.cuh", "#if FROM_HEADER > 1\n#endif\n");
     const kjit::SourceSet set = kjit::SourceSet::from_directory(dir.path());
     const auto unread = kjit::unread_defines(
@@ -276,6 +277,51 @@ TEST_CASE("a define read only in branches the compile skips is not read") {
     CHECK(unread[1].only_skipped);
     CHECK(contains(kjit::unread_reason(unread[0], "k.cu"),
                    "is read by k.cu only in branches the compile skips"));
+}
+
+TEST_CASE("a define whose only mention is its own #ifndef default is not read") {
+    // A shared header's default: injecting the knob into a kernel that includes the header and
+    // never reads it changes nothing, though the header tests it.
+    TempDir dir;
+    write_file(dir.path() / "common.cuh", "#pragma once\n#ifndef TILE\n#define TILE 16\n#endif\n"
+                                          "#if !defined(WIDTH)\n#define WIDTH 4\n#else\n#endif\n"
+                                          "#ifndef FAST\n#error FAST must be set\n#endif\n");
+    write_file(dir.path() / "a.cu", "#include \"common.cuh\"\n"
+                                    "extern \"C\" __global__ void a(int* p) { *p = TILE; }\n");
+    write_file(dir.path() / "b.cu", "#include \"common.cuh\"\n"
+                                    "extern \"C\" __global__ void b(int* p) { *p = 1; }\n");
+    const kjit::SourceSet set = kjit::SourceSet::from_directory(dir.path());
+    const std::map<std::string, std::string> defines{{"TILE", "8"}, {"WIDTH", "2"}, {"FAST", "1"}};
+    // a reads TILE; FAST's #ifndef guards an #error, no default: a test that counts.
+    auto unread = kjit::unread_defines(set, set.kernel("a"), defines);
+    REQUIRE(unread.size() == 1);
+    CHECK(unread[0].name == "WIDTH");
+    REQUIRE(unread[0].default_at);
+    CHECK(unread[0].default_at->line == 5);
+    unread = kjit::unread_defines(set, set.kernel("b"), defines);
+    REQUIRE(unread.size() == 2);
+    CHECK(unread[0].name == "TILE");
+    CHECK(contains(kjit::unread_reason(unread[0], "b.cu"),
+                   "is read by b.cu only in its own default, #ifndef TILE at " +
+                       (dir.path() / "common.cuh").string() +
+                       ":2, which the injected value skips: no line reads the value"));
+    CHECK(unread[1].name == "WIDTH");
+    // Not injected, the default is the value every read sees: nothing to find.
+    CHECK(kjit::unread_defines(set, set.kernel("a"), {{"FAST", "1"}}).empty());
+
+    // kjit lint's KJ002 (libclang sees the #ifndef test a read) and the Engine's check agree.
+    write_file(dir.path() / "kjit.toml", "kernels = \".\"\nshape_files = [\"model.toml\"]\n");
+    write_file(dir.path() / "model.toml", "[[kernel]]\nname = \"b\"\n"
+                                          "defines = { TILE = 8, FAST = 1 }\n");
+    for (const char* verb : {"lint", "specialize model.toml"}) {
+        const Run r = kjit_in(dir.path(), verb);
+        INFO(verb << ": " << r.out);
+        if (contains(r.out, "clang rules (KJ002, KJ004) skipped"))
+            continue;
+        CHECK(r.code != 0);
+        CHECK(contains(r.out, "model.toml:3:13: error: "));
+        CHECK(contains(r.out, " only in its own default, #ifndef TILE at "));
+    }
 }
 
 TEST_CASE("an injected define the compile #defines again with no #if testing it is found") {
