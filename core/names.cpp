@@ -145,4 +145,19 @@ std::string readable_entry(const std::string& symbol) {
     return name;
 }
 
+std::string missing_entry_hint(std::string_view entry, const std::vector<std::string>& symbols) {
+    std::vector<std::string> names, listed;
+    for (const std::string& symbol : symbols) {
+        names.push_back(readable_entry(symbol));
+        listed.push_back(names.back() == symbol ? symbol : names.back() + " (" + symbol + ")");
+    }
+    std::sort(listed.begin(), listed.end());
+    std::vector<std::string> near = nearest(entry, names);
+    if (near.empty()) // the name without its namespaces: every kernel of that name
+        for (const std::string& n : names)
+            if (n.ends_with("::" + std::string(entry)))
+                near.push_back(n);
+    return did_you_mean(near) + " (entry points: " + join(listed) + ")";
+}
+
 } // namespace kjit

@@ -36,6 +36,12 @@ std::string join(const Range& parts, std::string_view sep = ", ") {
 /// "ts::scale<float>" for a template's instantiation; an unmangled symbol as it is.
 std::string readable_entry(const std::string& symbol);
 
+/// What follows "has no entry point 'ENTRY'" for a module of `symbols`: the nearest entry
+/// points as C++ names them (else each whose name without its namespaces is `entry`), then
+/// every entry point, sorted: "; did you mean blas::axpy? (entry points: blas::axpy
+/// (_ZN4blas4axpyEPfPKffi), scale)".
+std::string missing_entry_hint(std::string_view entry, const std::vector<std::string>& symbols);
+
 /// "; did you mean A?", "; did you mean A or B?", "; did you mean A, B or C?", or "" for none.
 std::string did_you_mean(const std::vector<std::string>& names);
 

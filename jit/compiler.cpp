@@ -54,8 +54,6 @@ class NvrtcProgram {
     nvrtcProgram prog_ = nullptr;
 };
 
-/// The line of the `__launch_bounds__` in the declaration of `entry` (a name as written, so
-/// not a mangled one) in `text`; 0 when none is found.
 /// The name an entry point is declared by: "vadd" for mylib::vadd (_ZN5mylib4vaddE...), "scale"
 /// for ts::scale<float>.
 std::string declared_name(const std::string& symbol) {
@@ -65,6 +63,8 @@ std::string declared_name(const std::string& symbol) {
     return colons == std::string::npos ? name : name.substr(colons + 2);
 }
 
+/// The line of the `__launch_bounds__` in the declaration of `entry` (a name as written, so
+/// not a mangled one) in `text`; 0 when none is found.
 int launch_bounds_line(std::string_view text, std::string_view entry) {
     const LogicalSource source(text);
     int bound = 0; // the last __launch_bounds__ since the end of a declaration or body

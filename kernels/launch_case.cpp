@@ -45,21 +45,12 @@ std::string step_launch_problem(const CasePlan& plan, std::size_t index,
             where_key = what + " block[0]";
         return problem;
     }
-    // Each entry point as C++ names it (blas::axpy), for the suggestion and the list; a step
-    // may name it so, or by its symbol.
-    std::vector<std::string> names, listed;
-    for (const EntryParams& e : compiled.entries) {
-        const std::string name = readable_entry(e.entry);
-        names.push_back(name);
-        listed.push_back(name == e.entry ? name : name + " (" + e.entry + ")");
-    }
-    std::vector<std::string> near = nearest(step.entry, names);
-    for (const std::string& n : names) // the name without its namespaces
-        if (near.empty() && n.ends_with("::" + step.entry))
-            near.push_back(n);
+    std::vector<std::string> symbols;
+    for (const EntryParams& e : compiled.entries)
+        symbols.push_back(e.entry);
     where_key = what + " entry";
-    return source_file + " has no entry point '" + step.entry + "'" + did_you_mean(near) +
-           " (entry points: " + join(listed) + ")";
+    return source_file + " has no entry point '" + step.entry + "'" +
+           missing_entry_hint(step.entry, symbols);
 }
 
 namespace {

@@ -274,24 +274,15 @@ const Function& Engine::function(std::string_view name, std::string_view entry) 
         if (const auto lowered = loaded.lowered.find(entry); lowered != loaded.lowered.end())
             f = loaded.functions.find(lowered->second);
     if (f == loaded.functions.end()) {
-        // Its entry points as C++ names them (blas::axpy), with their symbols, sorted.
-        std::vector<std::string> names, listed;
-        for (const auto& [symbol, _] : loaded.functions) {
-            names.push_back(readable_entry(symbol));
-            listed.push_back(names.back() == symbol ? symbol : names.back() + " (" + symbol + ")");
-        }
-        std::sort(listed.begin(), listed.end());
-        std::vector<std::string> near = nearest(entry, names);
-        for (const std::string& n : names) // the name without its namespaces
-            if (near.empty() && n.ends_with("::" + std::string(entry)))
-                near.push_back(n);
+        std::vector<std::string> symbols;
+        for (const auto& [symbol, _] : loaded.functions)
+            symbols.push_back(symbol);
         throw NotFoundError("prepared kernel '" + std::string(name) + "' has no entry point '" +
-                            std::string(entry) + "'" + did_you_mean(near) +
+                            std::string(entry) + "'" + missing_entry_hint(entry, symbols) +
                             (entry.find('<') == std::string_view::npos
                                  ? std::string()
-                                 : " (a template instantiation is compiled when the kernel's "
-                                   "spec lists it in 'instantiations')") +
-                            " (entry points: " + join(listed) + ")");
+                                 : "; a template instantiation is compiled when the kernel's "
+                                   "spec lists it in 'instantiations'"));
     }
     return f->second;
 }
