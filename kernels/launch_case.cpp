@@ -53,6 +53,21 @@ std::string step_launch_problem(const CasePlan& plan, std::size_t index,
            missing_entry_hint(step.entry, symbols);
 }
 
+std::string unknown_entry_problem(const CasePlan& plan, const std::string& error,
+                                  const std::string& source_file, std::string& where_key) {
+    const std::size_t at = error.find("__nv_name_map:");
+    if (at == std::string::npos)
+        return {};
+    for (std::size_t k = 0; k < plan.steps.size(); ++k)
+        if (error.find("nv_mangled_name " + plan.steps[k].entry + "\n") != std::string::npos) {
+            where_key = "step " + std::to_string(k + 1) + " entry";
+            return "step " + std::to_string(k + 1) + " names entry '" + plan.steps[k].entry +
+                   "', which no kernel of " + source_file +
+                   " is (NVRTC: " + error.substr(at, error.find('\n', at) - at) + ")";
+        }
+    return {};
+}
+
 namespace {
 
 /// The C++ the probe compiles after the kernel: kjit_probe_::fits<Expect, P> for a parameter

@@ -33,6 +33,14 @@ std::string step_launch_problem(const CasePlan& plan, std::size_t index,
                                 const CompiledKernel& compiled, const std::string& source_file,
                                 std::string& where_key);
 
+/// A compile that failed because a step's qualified entry (`blas::axpi`) names nothing: NVRTC
+/// reports it in the name map it builds from the name expressions (`__nv_name_map:2:31: error:
+/// namespace "blas" has no member "axpi"`), a place in no file. "step K names entry 'E', which
+/// no kernel of SOURCE_FILE is (NVRTC: ...)" with `where_key` "step K entry" (the contract's
+/// `where`); "" when `error` is about no step's entry.
+std::string unknown_entry_problem(const CasePlan& plan, const std::string& error,
+                                  const std::string& source_file, std::string& where_key);
+
 /// What is wrong with the C++ types of `plan`'s launch arguments, which the PTX does not keep:
 /// there an 8-byte integer and a pointer are both `.u64` and a pointer has no element type. So
 /// a buffer passed where the kernel takes an integer, an integer scalar where it takes a

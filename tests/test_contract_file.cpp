@@ -576,6 +576,14 @@ TEST_CASE("a kernel in a namespace is named with it by sig and by a step that mi
                                 ":9: error: case axpy n=1000 AXPY_BLOCK=256: the define set does "
                                 "not compile: step 1 names entry 'blas::axpi', which no kernel of "
                                 "axpy.cu is (NVRTC: __nv_name_map:"));
+    // And a sweep's dry run, at the same line.
+    const Run dry = run_kjit_in(dir.path(), "sweep --dry-run sweeps/axpy.sweep.toml", env);
+    INFO(dry.out);
+    CHECK(dry.code == 2);
+    CHECK(contains(dry.out, "contracts/axpy.toml:" + std::to_string(line) +
+                                ":9: error: variant AXPY_BLOCK=128: step 1 names entry "
+                                "'blas::axpi', which no kernel of axpy.cu is (NVRTC: "
+                                "__nv_name_map:"));
 }
 
 TEST_CASE("a sweep dry run finds every launch mistake without a GPU at its file:line:col") {

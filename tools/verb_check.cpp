@@ -59,23 +59,12 @@ Diagnostic unprepared_case(const KernelContract& contract, const CheckCase& c,
     if (const auto end = d.message.find("': ");
         d.message.starts_with("kernel '") && end != std::string::npos)
         d.message.erase(0, end + 3);
-    // A step's entry that instantiates nothing (`blas::axpi`): NVRTC's error is in the name
-    // map it builds from the name expressions; the mistake is the step's entry line.
-    const std::string step_entry = [&]() -> std::string {
-        if (d.message.find("__nv_name_map") == std::string::npos)
-            return {};
-        for (std::size_t k = 0; k < contract.pipeline.size(); ++k)
-            for (const auto& [_, entry] : contract.pipeline[k].entry)
-                if (d.message.find("nv_mangled_name " + entry + "\n") != std::string::npos) {
-                    const std::size_t at = d.message.find("__nv_name_map:");
-                    const std::string nvrtc = d.message.substr(at, d.message.find('\n', at) - at);
-                    d.message = "step " + std::to_string(k + 1) + " names entry '" + entry +
-                                "', which no kernel of " + contract.source_name() +
-                                ".cu is (NVRTC: " + nvrtc + ")";
-                    return "step " + std::to_string(k + 1) + " entry";
-                }
-        return {};
-    }();
+    // A step's entry that instantiates nothing (`blas::axpi`): the mistake is the step's entry.
+    std::string step_entry;
+    if (std::string problem = unknown_entry_problem(check_plan(c), d.message,
+                                                    contract.source_name() + ".cu", step_entry);
+        !problem.empty())
+        d.message = std::move(problem);
     d.message = "case " + c.kernel + " " + c.shape + " " + defines_text(defines) +
                 (reference ? " (its reference defines)" : "") +
                 ": the define set does not compile: " + d.message;

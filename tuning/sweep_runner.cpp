@@ -81,6 +81,21 @@ std::string spec_name(const SweepSpec& spec, const SweepVariant& v) {
     throw ConfigError(message, spec.file, line, col);
 }
 
+/// A variant whose compile failed because a step's qualified entry names nothing fails the
+/// sweep at the contract's step entry: every variant's compile fails the same way.
+void fail_if_unknown_entry(const SweepSpec& spec, const SweepVariant& v,
+                           const std::exception_ptr& error) {
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+        std::string where_key;
+        if (const std::string problem =
+                unknown_entry_problem(v.plan, e.what(), spec.kernel + ".cu", where_key);
+            !problem.empty())
+            fail_at(spec, where_key, "variant " + v.label() + ": " + problem);
+    }
+}
+
 /// The arguments of the first compiled row (row `index(r)` is variant r's) against the C++
 /// types of the kernel's parameters (launch_type_problem): what no launch check can see. One
 /// front-end compile, not one per variant: a define that changes a parameter's type is not
@@ -174,6 +189,7 @@ SweepResult run_variants(const SweepSpec& spec, const SweepOptions& options,
     const auto require_reference = [&](const PrepareRow& row) {
         if (!row.error)
             return;
+        fail_if_unknown_entry(spec, *reference, row.error);
         try {
             std::rethrow_exception(row.error);
         } catch (const std::exception& e) {
@@ -209,6 +225,7 @@ SweepResult run_variants(const SweepSpec& spec, const SweepOptions& options,
         for (std::size_t i = 0; i < rows.size(); ++i) {
             if (!rows[i].error)
                 continue;
+            fail_if_unknown_entry(spec, variants[i], rows[i].error);
             try {
                 std::rethrow_exception(rows[i].error);
             } catch (const std::exception& e) {
@@ -296,6 +313,8 @@ SweepResult run_variants(const SweepSpec& spec, const SweepOptions& options,
                                   [&](std::size_t p) { return prepared_rows[p] == base; });
             for (std::size_t p : order) {
                 SweepRow& row = result.rows[prepared_rows[p]];
+                if (prep[p].error)
+                    fail_if_unknown_entry(spec, variants[prepared_rows[p]], prep[p].error);
                 try {
                     if (prep[p].error)
                         std::rethrow_exception(prep[p].error);
