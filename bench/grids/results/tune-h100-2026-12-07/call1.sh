@@ -41,7 +41,7 @@ cd bench
 n=0
 for arm in shipped h100 h100 shipped; do
   n=$((n + 1)); tab=../kernel_src/tuned.toml; [ $arm = h100 ] && tab=$T
-  timeout -s INT 60 python3 peers_grid.py /tmp/small.toml --dtype f32 --src ../kernel_src \
+  timeout -s INT 50 python3 peers_grid.py /tmp/small.toml --dtype f32 --src ../kernel_src \
     --table $tab --csv $OUT/small-$n-$arm.csv > $OUT/small-$n-$arm.txt 2>&1
   echo "small $n $arm rc $? at $SECONDS s"; tail -1 $OUT/small-$n-$arm.txt | cut -c1-200
 done
@@ -51,6 +51,6 @@ for d in f32 bf16; do
   tune update-$d 60 conv1d_update --sweep kernel_src/conv1d_update.sweep.toml --dtype $d --shapes "$U"
 done
 cd bench
-[ $SECONDS -lt 560 ] && timeout -s INT $((590 - SECONDS)) python3 peers_grid.py grids/conv1d_update.toml --src ../kernel_src \
+[ $SECONDS -lt 420 ] && timeout -s INT $((480 - SECONDS)) python3 peers_grid.py grids/conv1d_update.toml --src ../kernel_src \
   --table $T --csv $OUT/update-h100.csv > $OUT/update-h100.txt 2>&1
 echo "update rc $? at $SECONDS s"; tail -2 $OUT/update-h100.txt | cut -c1-200
