@@ -105,7 +105,7 @@ ContractArg read_arg(const TomlTable& t, const Scope* names, std::set<std::strin
         if (output)
             workspace->fail("'" + a.name + "' is an output and a workspace: a workspace is "
                             "scratch the steps share, never checked");
-        for (const char* key : {"init", "scale", "offset", "tolerance"})
+        for (const char* key : {"init", "value", "scale", "offset", "tolerance"})
             if (const auto n = t.get(key))
                 n->fail("'" + std::string(key) + "' does not apply to workspace '" + a.name +
                         "' (filled with the canary before each run)");

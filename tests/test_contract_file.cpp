@@ -168,6 +168,9 @@ TEST_CASE("every mistake in a contract file is reported at its file:line:col") {
          "c.toml:13:13: no float64 reference is registered as 'gemv'"},
         {"workspace = true", "workspace = true\noutput = true",
          "c.toml:34:13: 'partial' is an output and a workspace"},
+        {"workspace = true", "workspace = true\nvalue = \"0\"",
+         "c.toml:35:9: 'value' does not apply to workspace 'partial' (filled with the canary "
+         "before each run)"},
         {"expr = \"cols % (SPLIT_K * 4) == 0\"", "expr = \"cols % (SPLIT_KK * 4) == 0\"",
          "c.toml:20:17: contract splitk_gemv, precondition 1: bad expression"},
         {"bytes = \"4 * (rows", "bytes = \"4 * (rowz",
