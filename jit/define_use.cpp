@@ -473,7 +473,11 @@ void refuse_unread_diagnostics(const std::vector<Diagnostic>& found, bool allow)
         std::string message = d.message;
         for (std::size_t i = 1; i < found.size(); ++i)
             message += "\n" + found[i].format();
-        throw ConfigError(message, d.path, d.line, d.column);
+        throw ConfigError(message + " (" + std::string(kFlagAllowUnreadDefines) + "=1 lets " +
+                              (found.size() == 1 ? "it" : "them") +
+                              " through: for a define that only a toolkit header reads, or a "
+                              "conditional around a #define that kjit cannot read)",
+                          d.path, d.line, d.column);
     }
     for (Diagnostic d : found) {
         d.severity = Severity::warning;
@@ -483,22 +487,11 @@ void refuse_unread_diagnostics(const std::vector<Diagnostic>& found, bool allow)
 
 void refuse_unread_defines(const std::vector<UnreadDefine>& unread, const std::string& what,
                            const std::string& readers) {
-    std::vector<std::string> messages;
+    std::vector<Diagnostic> found;
     for (const UnreadDefine& u : unread)
-        messages.push_back("define " + u.name + " (" + what + ") " + unread_reason(u, readers));
-    if (messages.empty())
-        return;
-    if (!process_flags().get_bool(kFlagAllowUnreadDefines)) {
-        const bool redefined = std::ranges::any_of(
-            unread, [](const UnreadDefine& u) { return u.redefined.has_value(); });
-        throw ConfigError(join(messages, "\n") + " (" + std::string(kFlagAllowUnreadDefines) +
-                          "=1 lets it through: " +
-                          (redefined ? "for a conditional around the #define that kjit cannot read"
-                                     : "for a define that only a toolkit header reads") +
-                          ")");
-    }
-    for (const std::string& m : messages)
-        warn(m);
+        found.push_back(
+            {.message = "define " + u.name + " (" + what + ") " + unread_reason(u, readers)});
+    refuse_unread_diagnostics(found, process_flags().get_bool(kFlagAllowUnreadDefines));
 }
 
 void require_defines_read(const SourceSet& sources, const SourceFile& kernel,

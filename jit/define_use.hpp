@@ -88,13 +88,14 @@ std::vector<Diagnostic> unread_define_diagnostics(const SourceSet& sources,
 std::map<std::string, SourceLocation> define_places(const KernelSpec& spec);
 
 /// The refusal of `found` (unread_define_diagnostics of severity error): a ConfigError at the
-/// first one's place, naming the others on lines of their own; with `allow`
-/// (KJIT_ALLOW_UNREAD_DEFINES: a define only a toolkit header reads) a warning for each instead.
+/// first one's place, naming the others on lines of their own, then how
+/// KJIT_ALLOW_UNREAD_DEFINES lets them through; with `allow` (a define only a toolkit header
+/// reads) a warning for each instead.
 void refuse_unread_diagnostics(const std::vector<Diagnostic>& found, bool allow);
 
-/// Defines given directly (`what` says where from, e.g. "-D") that `readers` never read: one
-/// ConfigError naming each, a line each, with the nearest macro they do name; with
-/// KJIT_ALLOW_UNREAD_DEFINES (a define only a toolkit header reads) a warning each instead.
+/// Defines given directly (`what` says where from, e.g. "-D") that `readers` never read,
+/// refused as refuse_unread_diagnostics does (no place: the command line), each with the
+/// nearest macro they do name.
 void refuse_unread_defines(const std::vector<UnreadDefine>& unread, const std::string& what,
                            const std::string& readers);
 

@@ -495,7 +495,10 @@ TEST_CASE("every unread define of a kernel is named in one run") {
     CHECK(c.code == 2);
     CHECK(contains(c.out, "kjit: error: define SCALE_BLOK (-D) is never read by "
                           "kernels/scale.cu or the files it includes; did you mean SCALE_BLOCK?\n"
-                          "define SCALE_BLOKC (-D) is never read"));
+                          "error: define SCALE_BLOKC (-D) is never read"));
+    // One hint, after the last of them.
+    CHECK(contains(c.out, "(KJIT_ALLOW_UNREAD_DEFINES=1 lets them through: "));
+    CHECK(c.out.find("KJIT_ALLOW_UNREAD_DEFINES") == c.out.rfind("KJIT_ALLOW_UNREAD_DEFINES"));
 }
 
 TEST_CASE("Engine::prepare refuses an unread define at its shape file position or warns") {
