@@ -195,6 +195,7 @@ std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
         slim->path = s.compiled->path;
         slim->source_hash = s.compiled->source_hash;
         slim->compile_ms = s.compiled->compile_ms;
+        slim->options = s.compiled->options; // what the launch type check compiles the probe with
         slim->entries = s.compiled->entries;
         slim->lowered_names = s.compiled->lowered_names;
         row.compiled = std::move(slim);

@@ -589,6 +589,47 @@ TEST_CASE("a kernel in a namespace is named with it by sig and by a step that mi
                                 "__nv_name_map:"));
 }
 
+TEST_CASE("the launch type check compiles with the case's defines and the toolkit headers") {
+    // A bf16 kernel that includes <cuda_bf16.h> and whose element type a define picks: the
+    // check's probe was compiled with neither the toolkit headers nor the defines, so kjit
+    // check failed every such case ("could not open source file cuda_bf16.h").
+    test::TempDir dir;
+    copy_example(dir.path());
+    test::write_file(dir.path() / "kernels/bscale.cu",
+                     "#include <cuda_bf16.h>\n#ifndef USE_BF16\n#define USE_BF16 0\n#endif\n"
+                     "#ifndef BS_BLOCK\n#define BS_BLOCK 256\n#endif\n"
+                     "#if USE_BF16\nusing elem = __nv_bfloat16;\n#else\nusing elem = float;\n"
+                     "#endif\nextern \"C\" __global__ void bscale(elem* y, int n) {\n"
+                     "    int i = blockIdx.x * BS_BLOCK + threadIdx.x;\n"
+                     "    if (i < n) y[i] = y[i] + y[i];\n}\n");
+    test::write_file(dir.path() / "contracts/bscale.toml",
+                     "name = \"bscale\"\nshape = [\"n\"]\ndtypes = [\"bf16\"]\n"
+                     "reference_defines = { BS_BLOCK = 128 }\n[defines]\nUSE_BF16 = 1\n"
+                     "BS_BLOCK = 256\n"
+                     "[[args]]\nname = \"y\"\ntype = \"bf16*\"\ncount = \"n\"\n"
+                     "output = true\ninit = \"random\"\n"
+                     "[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n"
+                     "[[step]]\nentry = \"bscale\"\ngrid = \"ceil_div(n, BS_BLOCK)\"\n"
+                     "block = \"BS_BLOCK\"\n[[check]]\nshape = { n = 1000 }\n"
+                     "defines = { BS_BLOCK = 64 }\n");
+    edit(dir.path() / "kjit.toml", "\"contracts/row_softmax.toml\"]",
+         "\"contracts/row_softmax.toml\", \"contracts/bscale.toml\"]");
+    const std::string env = "KJIT_CACHE_DIR='" + (dir.path() / "cache").string() + "'";
+    Run r = run_kjit_in(dir.path(), "check", env);
+    INFO(r.out);
+    CHECK(!contains(r.out, "could not be read"));
+    CHECK(contains(r.out, "launch plans: 0 problem(s)"));
+    // The case's define reaches the probe: with USE_BF16 = 0 the parameter is a float*.
+    edit(dir.path() / "contracts/bscale.toml", "defines = { BS_BLOCK = 64 }",
+         "defines = { BS_BLOCK = 64, USE_BF16 = 0 }");
+    r = run_kjit_in(dir.path(), "check", env);
+    INFO(r.out);
+    CHECK(r.code == 1);
+    CHECK(contains(r.out, "contracts/bscale.toml:10:8: error: case bscale n=1000 BS_BLOCK=64 "
+                          "USE_BF16=0: step 1 (bscale): argument 'y', bf16*, is parameter 1, "
+                          "which bscale.cu declares as 'float *'"));
+}
+
 TEST_CASE("a sweep dry run finds every launch mistake without a GPU at its file:line:col") {
     const struct {
         std::string from, to, want;
