@@ -20,8 +20,9 @@ namespace kjit {
 /// the request accepts one, CompileOptions::entry_optional, which the key covers; 7: an entry
 /// point whose launch bound is above kMaxBlockThreads fails its compile; 8: a file of templates
 /// without an entry point fails its compile unless CompileOptions::templates_later, which the
-/// key covers, so an entry stored under the plain key before is not served).
-inline constexpr int kCacheFormatVersion = 8;
+/// key covers, so an entry stored under the plain key before is not served; 9: a compile whose
+/// file #defines an injected define again (NVRTC's "incompatible redefinition") fails).
+inline constexpr int kCacheFormatVersion = 9;
 
 /// What a compile's key is made of, one hash per component, so that `kjit cache why` can
 /// say which component differs between two requests. `source`: the kernel's name and text;

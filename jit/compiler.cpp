@@ -284,6 +284,28 @@ CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
                            "the defines that size its block are too large",
                 .rule = {}});
     }
+    // An injected define the file #defines again under a condition that held for the injected
+    // value (`#if !defined(TB) || TB < 1024`, which the define checks cannot evaluate): NVRTC
+    // keeps the file's value and only warns, so the kernel is built with another value.
+    static constexpr std::string_view kRedefined = "incompatible redefinition of macro \"";
+    for (const Diagnostic& w : diagnostics) {
+        if (w.severity != Severity::warning || !w.message.starts_with(kRedefined))
+            continue;
+        const std::size_t from = kRedefined.size();
+        const std::string name = w.message.substr(from, w.message.find('"', from) - from);
+        if (const auto v = options.defines.find(name); v != options.defines.end()) {
+            Diagnostic d = w;
+            d.severity = Severity::error;
+            d.message = "define " + name + "=" + v->second +
+                        " is #defined again here, under a condition that held for the injected "
+                        "value (NVRTC: " +
+                        w.message +
+                        "): the file's value replaces the injected one; put the file's default "
+                        "under #ifndef " +
+                        name;
+            refuse(std::move(d));
+        }
+    }
     if (options.ptx)
         out.ptx = std::move(ptx);
     for (const std::string& expression : options.name_expressions) {

@@ -434,6 +434,28 @@ TEST_SUITE("bad-input") {
               f + ":16:8: error: 'reps' = 4294967297 is out of range (1..1000000)");
     }
 
+    TEST_CASE("an injected define #defined again under a condition it satisfies is refused") {
+        // `#if !defined(TB) || TB < 1024` holds for TB=128: the file's 256 replaced the injected
+        // value with only NVRTC's warning, and every verb passed.
+        test::TempDir dir;
+        write_file(dir.path() / "k.cu", "#if !defined(TB) || TB < 1024\n#define TB 256\n#endif\n"
+                                        "extern \"C\" __global__ void __launch_bounds__(TB)\n"
+                                        "k(float* y) { y[threadIdx.x] = TB; }\n");
+        const std::string src = " --src " + dir.path().string();
+        Run r = run_plain("compile --no-cache k -D TB=128" + src);
+        INFO(r.out);
+        CHECK(r.code == 1);
+        CHECK(contains(r.out, (dir.path() / "k.cu").string() +
+                                  ":2:9: error: define TB=128 is #defined again here, under a "
+                                  "condition that held for the injected value (NVRTC: "
+                                  "incompatible redefinition of macro \"TB\"): the file's value "
+                                  "replaces the injected one; put the file's default under "
+                                  "#ifndef TB"));
+        // The same value, or a value the condition leaves alone, is no redefinition.
+        CHECK(run_plain("compile --no-cache k -D TB=256" + src).code == 0);
+        CHECK(run_plain("compile --no-cache k -D TB=1024" + src).code == 0);
+    }
+
     TEST_CASE("kjit compile -D of a define the kernel never reads is refused unless allowed") {
         test::TempDir dir;
         write_file(dir.path() / "k.cu", "#ifndef K_BLOCK\n#define K_BLOCK 256\n#endif\n"
