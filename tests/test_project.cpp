@@ -178,6 +178,13 @@ TEST_CASE("a define value with an operator outside parentheses is refused before
                        "has a comma outside parentheses and template brackets: a define expands "
                        "as text, so `__launch_bounds__(BLOCK)` would read two arguments"));
     }
+    // A leading zero: octal to the compiler, decimal to kjit's expressions.
+    CHECK(contains(config_error([&] { (void)resolve("010"); }),
+                   "has the number 010, octal in C++ (010 = 8) and decimal in kjit's expressions"));
+    CHECK(contains(config_error([&] { (void)resolve("(${split} * 08)"); }),
+                   "has the number 08, octal in C++ (where it is no number)"));
+    for (const char* good : {"0", "0x10", "0.5", "0.5f", "(${block} * 10)"})
+        CHECK_NOTHROW((void)resolve(good));
     CHECK(resolve("(${block} + 256)") == "(256 + 256)");
     for (const char* good : {"std::array<std::array<int, 2>, 3>",
                              "Vec<Vec<float, 2>>",
