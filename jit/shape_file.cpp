@@ -98,8 +98,9 @@ KernelSpec read_kernel(const TomlTable& t, SourceLocation& fallback_at) {
 
 /// A tuned kernel's lookup against what its table holds, fail closed: where the table has
 /// entries of the kernel's contract, `tuned` must name the shape keys of one of them (a
-/// misspelt or missing key never matches). A contract the table holds nothing of yet runs its
-/// defaults, and start-up says so (a contract tuned after another of the same source).
+/// misspelt or missing key never matches), and a dtype where they have several. A contract the
+/// table holds nothing of yet runs its defaults, and start-up says so (a contract tuned after
+/// another of the same source).
 void check_tuned_keys(const KernelSpec& k, const TunedTable& table) {
     const std::string& source = k.source.empty() ? k.name : k.source;
     const std::string contract = k.tuned_contract.empty() ? source : k.tuned_contract;
@@ -107,13 +108,23 @@ void check_tuned_keys(const KernelSpec& k, const TunedTable& table) {
     for (const auto& [key, _] : k.tuned_shape)
         named.insert(key);
     std::set<std::set<std::string>> keyed; // each key set the contract's entries have
+    std::set<std::string> dtypes;
     for (const TunedEntry& e : table.entries)
         if (e.kernel == source && e.contract_name() == contract) {
             std::set<std::string> keys;
             for (const auto& [key, _] : e.shape)
                 keys.insert(key);
             keyed.insert(std::move(keys));
+            if (!e.dtype.empty()) // (an entry without one: written by hand, of no dtype)
+                dtypes.insert(e.dtype);
         }
+    // Without a dtype the lookup takes an entry of any: which one, the file's order decides.
+    if (k.tuned_dtype.empty() && dtypes.size() > 1)
+        throw ConfigError("kernel '" + k.name + "': tuned names no dtype, and the entries of " +
+                              contract + " in " + display_path(table.file) + " are of " +
+                              join(dtypes) + ": the lookup would take whichever comes first; " +
+                              "add dtype = \"" + *dtypes.begin() + "\" (or another) to tuned",
+                          k.tuned_where);
     if (keyed.empty() || keyed.contains(named))
         return;
     std::vector<std::string> sets;

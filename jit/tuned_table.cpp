@@ -1,6 +1,7 @@
 #include "jit/tuned_table.hpp"
 
 #include "core/error.hpp"
+#include "core/names.hpp"
 #include "core/text_file.hpp"
 #include "core/toml.hpp"
 #include "jit/sources.hpp"
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -271,6 +273,31 @@ TunedMatch TunedTable::lookup_on(std::string_view kernel,
                               std::to_string(best->shape.at(b.key))};
     }
     return {};
+}
+
+std::vector<Diagnostic> idle_tuned_buckets(const TunedTable& table) {
+    std::vector<Diagnostic> out;
+    for (const TunedBucket& b : table.buckets) {
+        const std::string want = own_contract(b.kernel, b.contract);
+        std::set<std::string> keys;
+        bool any = false;
+        for (const TunedEntry& e : table.entries)
+            if (e.kernel == b.kernel && own_contract(e.kernel, e.contract) == want) {
+                any = true;
+                for (const auto& [key, _] : e.shape)
+                    keys.insert(key);
+            }
+        if (keys.contains(b.key))
+            continue;
+        const std::string what = b.kernel + (want.empty() ? "" : " (contract " + want + ")");
+        out.push_back({b.where.path, b.where.line, b.where.column, Severity::error,
+                       "the " + b.rule + " rule on key '" + b.key + "' applies to no entry: " +
+                           (any ? "the entries of " + what + " are keyed " + join(keys) +
+                                      did_you_mean(nearest(b.key, {keys.begin(), keys.end()}))
+                                : "the table has no entry of " + what),
+                       ""});
+    }
+    return out;
 }
 
 std::vector<Diagnostic> stale_tuned_entries(const TunedTable& table, const SourceSet& sources) {

@@ -315,6 +315,56 @@ TEST_CASE("a tuned lookup the table cannot answer is an error where it holds the
     // start-up says so.
     CHECK(error_of("tuned = { rows", "tuned = { contract = \"splitk_later\", rows") ==
           "(no error)");
+
+    // Entries in two dtypes: a lookup without one would take whichever the file lists first.
+    t.record(entry("NVIDIA H200", 4096, "128", "bf16"));
+    t.save();
+    CHECK(error_of("tuned = { rows", "tuned = { rows") ==
+          "kernel 'splitk_gemv': tuned names no dtype, and the entries of splitk_gemv in " + table +
+              " are of bf16, f32: the lookup would take whichever comes first; add dtype = "
+              "\"bf16\" (or another) to tuned at 15:9");
+    CHECK(error_of("tuned = { rows", "tuned = { dtype = \"f32\", rows") == "(no error)");
+}
+
+TEST_CASE("kjit audit finds a bucket rule that applies to no entry") {
+    TempDir dir;
+    TunedTable t;
+    t.file = dir.path() / "tuned.toml";
+    t.record(entry("NVIDIA H200", 4096, "64"));
+    t.save();
+    tuned_project(dir.path(), "[[bucket]]\nkernel = \"splitk_gemv\"\nkey = \"row\"\n"
+                              "rule = \"pow2\"\n\n[[bucket]]\nkernel = \"splitk_gemvv\"\n"
+                              "key = \"rows\"\nrule = \"nearest\"\n\n" +
+                                  test::read_file(t.file));
+    const std::string env = "KJIT_CACHE_DIR='" + (dir.path() / "cache").string() + "'";
+    const Run audit = run_kjit_in(dir.path(), "audit", env);
+    INFO(audit.out);
+    CHECK(audit.code == 1);
+    CHECK(contains(audit.out, "tuned.toml:1:1: error: the pow2 rule on key 'row' applies to no "
+                              "entry: the entries of splitk_gemv are keyed cols, rows; did you "
+                              "mean rows?"));
+    CHECK(contains(audit.out, "tuned.toml:6:1: error: the nearest rule on key 'rows' applies to "
+                              "no entry: the table has no entry of splitk_gemvv"));
+}
+
+TEST_CASE("kjit audit finds a tuned entry whose defines break its contract at its shape") {
+    // SPLIT_K=3 at cols=4096: the contract wants cols % (SPLIT_K * 4) == 0, and start-up would
+    // inject it.
+    TempDir dir;
+    TunedTable t;
+    t.file = dir.path() / "tuned.toml";
+    TunedEntry e = entry("NVIDIA H200", 4096, "64");
+    e.defines["SPLIT_K"] = "3";
+    t.record(e);
+    t.save();
+    tuned_project(dir.path(), test::read_file(t.file));
+    const std::string env = "KJIT_CACHE_DIR='" + (dir.path() / "cache").string() + "'";
+    const Run audit = run_kjit_in(dir.path(), "audit", env);
+    INFO(audit.out);
+    CHECK(audit.code == 1);
+    CHECK(contains(audit.out, "tuned.toml:6:1: error: tuned entry for splitk_gemv "
+                              "cols=4096,rows=4096 GEMV_BLOCK=64 SPLIT_K=3 breaks its contract "
+                              "there: splitk_gemv: "));
 }
 
 TEST_CASE("start-up injects a tuned entry whole and says where each define came from") {

@@ -5,6 +5,7 @@
 #include "jit/include_resolver.hpp"
 #include "jit/shape_file.hpp"
 #include "jit/tuned_table.hpp"
+#include "kernels/plan.hpp"
 #include "kernels/registry.hpp"
 #include "lint/injections.hpp"
 #include "lint/lint.hpp"
@@ -91,11 +92,34 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     for (const auto& path : tables) {
         const TunedTable table = TunedTable::load(display_path(path));
         std::vector<Diagnostic> found = stale_tuned_entries(table, set);
+        for (Diagnostic& d : idle_tuned_buckets(table))
+            found.push_back(std::move(d));
         for (const TunedEntry& e : table.entries) {
             if (!set.find(e.kernel + ".cu"))
                 continue;
             const std::string where = display_path(path) + ":" + std::to_string(e.where.line);
             production.push_back({e.kernel + " (tuned " + where + ")", e.kernel, e.defines});
+            // The entry's launch at its shape, as its contract plans it: a define set that
+            // breaks a precondition there (SPLIT_K=3 where cols % SPLIT_K must be 0) would be
+            // injected at start-up and launched wrong.
+            if (const KernelContract* c = find_contract(e.contract_name());
+                c && e.shape.size() == c->shape_keys.size() &&
+                std::ranges::all_of(c->shape_keys,
+                                    [&](const std::string& k) { return e.shape.contains(k); })) {
+                try {
+                    (void)plan_case(*c, e.shape,
+                                    e.dtype.empty() ? c->dtypes.front() : parse_dtype(e.dtype),
+                                    e.defines);
+                } catch (const PreconditionError& x) {
+                    found.push_back({e.where.path, e.where.line, e.where.column, Severity::error,
+                                     "tuned entry for " + e.contract_name() + " " +
+                                         tuned_shape_text(e.shape) + " " + defines_text(e.defines) +
+                                         " breaks its contract there: " + x.message,
+                                     ""});
+                } catch (const std::exception&) {
+                    // A dtype the contract lacks, a bad value: the compile below says it.
+                }
+            }
             std::map<std::string, SourceLocation> places;
             for (const auto& [name, _] : e.defines)
                 places[name] = e.where;
