@@ -240,7 +240,16 @@ class ClangRules {
             const bool agrees =
                 std::any_of(production.begin(), production.end(),
                             [&](const auto& p) { return same_value(m.body, tokenize(p.second)); });
-            if (agrees)
+            // A header's default serves every kernel that includes it: one that injects the
+            // default's value is production for it.
+            const bool shared_agrees =
+                m.pos.file != f.name &&
+                std::any_of(r_.injections.begin(), r_.injections.end(), [&](const Injection& i) {
+                    const auto it = i.defines.find(m.name);
+                    return !i.contract && it != i.defines.end() &&
+                           same_value(m.body, tokenize(it->second));
+                });
+            if (agrees || shared_agrees)
                 continue;
             std::string values;
             for (std::size_t i = 0; i < production.size() && i < 3; ++i)

@@ -260,6 +260,21 @@ TEST_SUITE("lint") {
         CHECK(contains(got[0],
                        "k.cu:2:9: warning: default BLOCK=0x100u matches no production value "
                        "(1024 for kernel 'k' in shape.toml)"));
+
+        // A shared header's default is production where another kernel injects its value.
+        write_file(dir.path() / "common.cuh", "#pragma once\n#ifndef VEC\n#define VEC 2\n#endif\n");
+        write_file(dir.path() / "k.cu",
+                   "#include \"common.cuh\"\n"
+                   "extern \"C\" __global__ void k(float* y) { y[0] = VEC; }\n");
+        write_file(dir.path() / "j.cu",
+                   "#include \"common.cuh\"\n"
+                   "extern \"C\" __global__ void j(float* y) { y[0] = VEC; }\n");
+        write_file(dir.path() / "shape.toml", "[[kernel]]\nname = \"k\"\ndefines = { VEC = 4 }\n"
+                                              "[[kernel]]\nname = \"j\"\ndefines = { VEC = 2 }\n");
+        CHECK(formatted(lint_dir(dir.path(), clang)).empty());
+        write_file(dir.path() / "shape.toml", "[[kernel]]\nname = \"k\"\ndefines = { VEC = 4 }\n"
+                                              "[[kernel]]\nname = \"j\"\ndefines = { VEC = 8 }\n");
+        CHECK_FALSE(formatted(lint_dir(dir.path(), clang)).empty());
     }
 
     TEST_CASE("a continuation lost on the last line of a body that stops mid-statement is KJ001") {
