@@ -38,6 +38,30 @@ struct Engine::Loaded {
 
 namespace {
 
+/// A compile that failed on one of the spec's `instantiations`: NVRTC reports it in the name
+/// map it builds from them (`__nv_name_map:2:25: error: identifier "scale" is undefined`), a
+/// place in no file; the mistake is the shape file's `instantiations`, so it is said there.
+std::exception_ptr instantiation_error(const KernelSpec& spec, const std::exception_ptr& error) {
+    if (spec.instantiations.empty() || spec.instantiations_where.path.empty())
+        return error;
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+        const std::string log = e.what();
+        const std::size_t at = log.find("__nv_name_map:");
+        if (at == std::string::npos)
+            return error;
+        for (const std::string& n : spec.instantiations)
+            if (log.find("nv_mangled_name " + n + "\n") != std::string::npos)
+                return std::make_exception_ptr(ConfigError(
+                    "kernel '" + spec.name + "': instantiation '" + n + "' names no template of " +
+                        (spec.source.empty() ? spec.name : spec.source) +
+                        ".cu (NVRTC: " + log.substr(at, log.find('\n', at) - at) + ")",
+                    spec.instantiations_where));
+    }
+    return error;
+}
+
 double ms_since(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
 }
@@ -186,7 +210,7 @@ std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
         Specialized& s = results[r];
         row.read_ms = s.read_ms;
         if (s.error) {
-            row.error = s.error;
+            row.error = instantiation_error(specs[request_row[r]], s.error);
             continue;
         }
         // What a dry run reads of the compile, without its CUBIN (a 10,000-variant sweep).

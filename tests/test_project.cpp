@@ -699,6 +699,12 @@ TEST_CASE("the audit compiles a shape file's instantiations as start-up does") {
     CHECK(contains(r.out, "kernels/model.toml:3: the instantiations twice names, compiled as "
                           "start-up compiles them"));
     CHECK(contains(r.out, "1 failed"));
+    // Start-up says it at the shape file's `instantiations`, not at NVRTC's name map.
+    r = kjit_in(dir.path(), "specialize kernels/model.toml");
+    CHECK(r.code != 0);
+    CHECK(contains(r.out, "kernels/model.toml:3:1: error: kernel 'twice': instantiation "
+                          "'ts::twice<flaot>' names no template of twice.cu (NVRTC: "
+                          "__nv_name_map:"));
     write_file(dir.path() / "kernels" / "model.toml",
                "[[kernel]]\nname = \"twice\"\ninstantiations = [\"ts::twice<float>\"]\n");
     r = kjit_in(dir.path(), "audit");
