@@ -100,6 +100,28 @@ class RedefinitionWalk {
 
     [[nodiscard]] bool visited(const SourceFile& f) const { return visited_.contains(&f); }
 
+    /// Adds to `names` what the bodies of the macros it names read, transitively: a define read
+    /// only in the body of a macro nothing expands is no read.
+    void expand(Words& names) const {
+        std::vector<std::string_view> todo(names.begin(), names.end());
+        while (!todo.empty()) {
+            const std::string_view macro = todo.back();
+            todo.pop_back();
+            if (const auto body = bodies_.find(macro); body != bodies_.end())
+                for (const std::string_view name : body->second)
+                    if (names.insert(name).second)
+                        todo.push_back(name);
+        }
+    }
+
+    /// A macro whose body names `name` (its first in name order), else empty.
+    [[nodiscard]] std::string_view body_naming(std::string_view name) const {
+        for (const auto& [macro, body] : bodies_)
+            if (body.contains(name))
+                return macro;
+        return {};
+    }
+
     /// Each injected define's first default the walk skipped (`#ifndef N` over `#define N`):
     /// the `#ifndef` line.
     [[nodiscard]] const std::map<std::string, Redefinition, std::less<>>& defaults() const {
@@ -193,8 +215,9 @@ class RedefinitionWalk {
             if (defines && name.data() == directive[1].text.data())
                 return;
             if (defines) {
-                if (live_)
-                    live_->insert(name);
+                // Read where the macro expands: expand() adds it once a read names the macro.
+                if (directive[0].text == "define")
+                    bodies_[directive[1].text].insert(name);
                 in_bodies_.emplace(name);
             } else {
                 read_name(name);
@@ -326,6 +349,8 @@ class RedefinitionWalk {
     std::map<std::string, Redefinition, std::less<>> redefined_;
     Names read_after_; ///< redefined names read after their redefinition
     Names in_bodies_;  ///< names a #define's body reads
+    /// Each macro the walk saw #defined (in a branch it reads): the names its bodies read.
+    std::map<std::string_view, std::set<std::string_view>> bodies_;
     std::map<std::string, Redefinition, std::less<>> defaults_;
     /// #undef'd: where.
     std::map<std::string, std::pair<const SourceFile*, int>, std::less<>> undone_;
@@ -368,6 +393,9 @@ std::string unread_reason(const UnreadDefine& u, const std::string& readers) {
         return "is read by " + readers + " only in its own default, #ifndef " + u.name + " at " +
                u.default_at->file->path + ":" + std::to_string(u.default_at->line) +
                ", which the injected value skips: no line reads the value";
+    if (!u.unexpanded_macro.empty())
+        return "is read by " + readers + " only in the body of macro " + u.unexpanded_macro +
+               ", which nothing they compile expands";
     if (u.only_skipped)
         return "is read by " + readers +
                " only in branches the compile skips (#if 0, #ifndef of a define it injects, "
@@ -402,6 +430,7 @@ std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceF
         if (!walk.visited(*f))
             scan(lines.of(*f), unwalked, macros);
     names.insert(unwalked.begin(), unwalked.end());
+    walk.expand(names);
     Words all;
     bool all_read = false;
     const auto replaced = walk.replaced(unwalked);
@@ -431,6 +460,7 @@ std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceF
         UnreadDefine u{name, nearest(name, candidates), {}, all.contains(name)};
         if (const auto d = walk.defaults().find(name); d != walk.defaults().end())
             u.default_at = d->second;
+        u.unexpanded_macro = std::string(walk.body_naming(name));
         out.push_back(std::move(u));
     }
     return out;

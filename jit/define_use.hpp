@@ -36,6 +36,8 @@ struct UnreadDefine {
     /// Named only by its own default, `#ifndef NAME` over `#define NAME` (the #ifndef's file and
     /// line; `undef_*` unused), which the injected value skips.
     std::optional<Redefinition> default_at{};
+    /// Named only in the body of this macro (and others), which nothing expands.
+    std::string unexpanded_macro{};
 };
 
 /// What becomes of define `u.name`, after "define NAME": "is never read by READERS" with the

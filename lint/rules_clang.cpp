@@ -192,11 +192,12 @@ class ClangRules {
                     }))
                     candidates.push_back(name);
             // A read define whose value the compile #defines again, or that only its own
-            // `#ifndef` default tests.
+            // `#ifndef` default tests, or only a macro nothing expands reads (libclang counts
+            // those as reads).
             const auto redefined = replaced_defines(sources_, f, inj->defines);
             std::map<std::string, UnreadDefine> defaulted;
             for (UnreadDefine& u : unread_defines(sources_, f, inj->defines))
-                if (u.default_at)
+                if (u.default_at || !u.unexpanded_macro.empty())
                     defaulted.emplace(u.name, std::move(u));
             for (const auto& [name, value] : inj->defines) {
                 const auto again = redefined.find(name);

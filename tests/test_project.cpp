@@ -331,6 +331,24 @@ TEST_CASE("a define whose only mention is its own #ifndef default is not read") 
     }
 }
 
+TEST_CASE("a define read only in the body of a macro nothing expands is not read") {
+    // A header's VEC_BYTES reads VEC; a kernel that never expands VEC_BYTES never reads VEC.
+    TempDir dir;
+    write_file(dir.path() / "k.cu", "#define BYTES (VEC * 2)\n#define USED (TILE + 1)\n"
+                                    "#define OUTER USED\n#if defined(COND_MACRO)\n#endif\n"
+                                    "#define COND_MACRO (FLAG + 0)\n"
+                                    "extern \"C\" __global__ void k(int* p) { *p = OUTER; }\n");
+    const kjit::SourceSet set = kjit::SourceSet::from_directory(dir.path());
+    const auto unread =
+        kjit::unread_defines(set, set.kernel("k"), {{"VEC", "4"}, {"TILE", "8"}, {"FLAG", "1"}});
+    REQUIRE(unread.size() == 1); // TILE through OUTER and USED; FLAG through a tested macro
+    CHECK(unread[0].name == "VEC");
+    CHECK(unread[0].unexpanded_macro == "BYTES");
+    CHECK(contains(kjit::unread_reason(unread[0], "k.cu"),
+                   "is read by k.cu only in the body of macro BYTES, which nothing they compile "
+                   "expands"));
+}
+
 TEST_CASE("an injected define the compile #defines again with no #if testing it is found") {
     // NVRTC keeps the file's value of a macro given with -D and #defined again, and warns at
     // most: the injected value would never reach the code.

@@ -3,6 +3,10 @@
 # table (call1's copy did not come back), then its grid with the shipped table (the H200's
 # entries standing in) and with the copy, A B B A, each run kjit against causal-conv1d in one
 # process. Everything is packed into one file: a call returns few files.
+# On an H200: the gpu suite and the eager A/B of eager-h200-2026-12-06/call.sh, cut at 300 s.
+case "$(nvidia-smi --query-gpu=name --format=csv,noheader)" in
+  *H200*) END=300 exec bash bench/grids/results/eager-h200-2026-12-06/call.sh ;;
+esac
 set -u
 bash scripts/on_device.sh --peers .gl/whl > /dev/null 2>&1
 export KJIT_CACHE_DIR=/tmp/kc PYTHONPATH=$PWD/build-py/python:$PWD/bench TRITON_CACHE_DIR=/tmp/tc
