@@ -102,6 +102,12 @@ struct ContractPlanner::Impl {
     [[noreturn]] void fail(const std::string& message) const {
         throw ConfigError(contract.name + ": " + message);
     }
+    /// fail(), at the contract's `key` (KernelContract::where) when it has one.
+    [[noreturn]] void fail_at(const std::string& key, const std::string& message) const {
+        if (const auto w = contract.where.find(key); w != contract.where.end())
+            throw ConfigError(contract.name + ": " + message, w->second);
+        fail(message);
+    }
     /// The values every expression reads at a case; fills `resolved` with the launch values.
     Scope case_scope(const ShapeValues& shape, DType dtype, const Defines& merged,
                      const LaunchValues& launch, LaunchValues& resolved) const;
@@ -282,8 +288,9 @@ CasePlan ContractPlanner::plan(const ShapeValues& shape, DType dtype, const Defi
             const auto whole = [&](double lo, double hi) {
                 const long long n = e.value->eval_int(scope);
                 if (static_cast<double>(n) < lo || static_cast<double>(n) > hi)
-                    m.fail("scalar " + a.name + " = " + format_value(v) + " does not fit " +
-                           std::string(arg_type_name(a.type)));
+                    m.fail_at("argument " + a.name + " value",
+                              "scalar " + a.name + " = " + format_value(v) + " does not fit " +
+                                  std::string(arg_type_name(a.type)));
                 return n;
             };
             switch (a.type) {

@@ -177,6 +177,10 @@ TEST_CASE("every mistake in a contract file is reported at its file:line:col") {
          "c.toml:7:15: contract splitk_gemv, bytes: bad expression"},
         {"value = \"rows\"", "value = \"rows\"\ncount = \"1\"",
          "c.toml:50:9: 'count' is for buffers; scalar 'rows' takes 'value'"},
+        // A scalar that overflows its type at a declared shape: at its value, not the shape.
+        {"value = \"rows\"", "value = \"rows * 4194304\"",
+         "c.toml:49:10: bench_shape rows=4096,cols=14336 (line 9): splitk_gemv: scalar rows = "
+         "17179869184 does not fit i32"},
         {"name = \"x\"\ntype = \"f32*\"", "name = \"x\"\ntype = \"f32*\"\nvalue = \"3\"",
          "'value' fills buffer 'x' only with init = \"value\"; it is init = \"random\" (the "
          "default)"},
@@ -579,6 +583,17 @@ TEST_CASE("a kernel in a namespace is named with it by sig and by a step that mi
                                 ":9: error: case axpy n=1000 AXPY_BLOCK=256: the define set does "
                                 "not compile: step 1 names entry 'blas::axpi', which no kernel of "
                                 "axpy.cu is (NVRTC: __nv_name_map:"));
+    // A reference variant that breaks the contract, or does not compile: at the sweep file's
+    // reference_variant (it had no line).
+    std::string sweep = test::read_file(dir.path() / "sweeps/splitk_gemv.sweep.toml");
+    test::write_file(dir.path() / "sweeps/bad.sweep.toml",
+                     sweep.replace(sweep.find("SPLIT_K = 1 }"), 11, "SPLIT_K = 3"));
+    const Run ref = run_kjit_in(dir.path(), "sweep --dry-run sweeps/bad.sweep.toml", env);
+    INFO(ref.out);
+    CHECK(ref.code == 2);
+    CHECK(contains(ref.out, "sweeps/bad.sweep.toml:18:21: error: the reference variant "
+                            "(GEMV_BLOCK=256 SPLIT_K=3): splitk_gemv: cols=14336 must be a "
+                            "multiple of 4 * SPLIT_K=3"));
     // And a sweep's dry run, at the same line.
     const Run dry = run_kjit_in(dir.path(), "sweep --dry-run sweeps/axpy.sweep.toml", env);
     INFO(dry.out);

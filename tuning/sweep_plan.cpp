@@ -262,7 +262,8 @@ SweepVariant reference_variant(const SweepSpec& spec, const SweepVariant& baseli
     try {
         v.plan = ContractPlanner(spec.contract).plan(shape, spec.dtype, v.defines, v.launch);
     } catch (const ConfigError& e) {
-        throw ConfigError("the reference variant (" + v.label() + "): " + e.message, spec.file);
+        throw spec.error_at("[check] reference_variant",
+                            "the reference variant (" + v.label() + "): " + e.message);
     }
     const StepPlan& main = v.plan.main_launch();
     v.grid = main.grid;

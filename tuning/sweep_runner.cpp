@@ -193,9 +193,9 @@ SweepResult run_variants(const SweepSpec& spec, const SweepOptions& options,
         try {
             std::rethrow_exception(row.error);
         } catch (const std::exception& e) {
-            throw ConfigError("the reference variant (" + reference->label() +
-                                  ") does not compile: " + e.what(),
-                              spec.file);
+            throw spec.error_at("[check] reference_variant", "the reference variant (" +
+                                                                 reference->label() +
+                                                                 ") does not compile: " + e.what());
         }
     };
 

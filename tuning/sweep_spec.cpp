@@ -174,6 +174,7 @@ void read_check(const TomlNode& n, SweepSpec& spec) {
             v->fail("'atol' must be a finite number, at least 0");
     }
     if (const auto v = t.get("reference_variant")) {
+        spec.positions["[check] reference_variant"] = position(v->where());
         if (t.contains("reference"))
             v->fail("'reference' (a float64 reference) and 'reference_variant' exclude each "
                     "other: one is what every variant is compared with");

@@ -57,8 +57,17 @@ struct SweepSpec {
     bool graph = false; ///< time each repetition as a CUDA graph launch (tiny kernels)
     int calls = 1;      ///< launches per repetition; medians are per call (BenchOptions::calls)
     std::string text;   ///< the file's text (part of the results-cache key)
-    /// Where each define and swept parameter is named in the file: (line, column).
+    /// Where each define and swept parameter is named in the file: (line, column); also
+    /// "kernel", "[check] baseline" and "[check] reference_variant".
     std::map<std::string, std::pair<int, int>> positions;
+
+    /// ConfigError(message) at the file's `key` (positions), else at the file.
+    [[nodiscard]] ConfigError error_at(const std::string& key, const std::string& message) const {
+        const auto at = positions.find(key);
+        return at == positions.end()
+                   ? ConfigError(message, file)
+                   : ConfigError(message, file, at->second.first, at->second.second);
+    }
 
     /// Reads and checks `path`: every mistake (not a regular file, TOML syntax, unknown key,
     /// wrong type, bad expression, empty sweep, a name the contract does not know, a setting
