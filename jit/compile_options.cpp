@@ -66,21 +66,24 @@ std::string define_value_problem(const std::string& name, const std::string& val
         return "the value contains a line break";
     if (value.find('\0') != std::string::npos)
         return "the value contains a NUL character";
-    // C reads 010 as octal (8); kjit's expressions (a contract's grid, a precondition) as 10.
+    // C reads the integer 010 as octal (8); kjit's expressions (a contract's grid, a
+    // precondition) as 10. 00 - 07 mean the same to both, a floating 01.5 is decimal to C too.
     const LogicalSource source(value);
     for (const LogicalLine& line : source.lines())
-        for (const Token& t : line.tokens)
-            if (t.kind == Token::Kind::number && t.text.size() > 1 && t.text[0] == '0' &&
-                std::isdigit(static_cast<unsigned char>(t.text[1])))
-            {
-                const std::string n(t.text);
-                return "the value '" + value + "' has the number " + n + ", octal in C++ (" +
-                       (n.find_first_of("89") == std::string::npos
-                            ? n + " = " + std::to_string(std::strtoll(n.c_str(), nullptr, 8))
-                            : "where it is no number") +
-                       ") and decimal in kjit's expressions, so the kernel and its launch would "
-                       "disagree; write it without the leading zero";
-            }
+        for (const Token& t : line.tokens) {
+            const std::string n(t.text.substr(0, t.text.find_first_of("uUlL")));
+            if (t.kind != Token::Kind::number || n.size() < 2 || n[0] != '0' ||
+                n.find_first_not_of("0123456789") != std::string::npos ||
+                std::strtoll(n.c_str(), nullptr, 10) < 8)
+                continue;
+            return "the value '" + value + "' has the integer " + std::string(t.text) +
+                   ", octal in C++ (" +
+                   (n.find_first_of("89") == std::string::npos
+                        ? n + " = " + std::to_string(std::strtoll(n.c_str(), nullptr, 8))
+                        : "where it is no number") +
+                   ") and decimal in kjit's expressions, so the kernel and its launch would "
+                   "disagree; write it without the leading zero";
+        }
     if (const std::string op = open_operator(value); op == ",")
         return "the value '" + value +
                "' has a comma outside parentheses and template brackets: a define expands as "

@@ -7,6 +7,7 @@
 #include "jit/source_lines.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <ranges>
 #include <set>
 #include <span>
@@ -73,7 +74,9 @@ void scan(const std::vector<LogicalLine>& lines, Words& names, std::set<std::str
 /// The walk of replaced_defines: the files of one compile in include order, the conditionals
 /// open around each line, what is known to be defined (the injected defines and NVRTC's own
 /// macros, less those #undef'd). With `live`, the identifiers of every line a compile can read
-/// (not in a branch known to be skipped, `#if 0` and the like) are added to it.
+/// (not in a branch known to be skipped, `#if 0` and the like) are added to it, but for a
+/// `#define`'s body (expand() adds it where a read names the macro) and an injected define's
+/// own `#ifndef` default.
 class RedefinitionWalk {
   public:
     RedefinitionWalk(const SourceSet& sources, Lines& lines,
@@ -104,9 +107,19 @@ class RedefinitionWalk {
     /// only in the body of a macro nothing expands is no read.
     void expand(Words& names) const {
         std::vector<std::string_view> todo(names.begin(), names.end());
+        bool pasted = false;
         while (!todo.empty()) {
             const std::string_view macro = todo.back();
             todo.pop_back();
+            // A macro that pastes may expand to any macro: every body counts, as before.
+            if (!pasted && pastes_.contains(macro)) {
+                pasted = true;
+                for (const auto& [other, _] : bodies_)
+                    if (names.insert(other).second)
+                        todo.push_back(other);
+                todo.push_back(macro);
+                continue;
+            }
             if (const auto body = bodies_.find(macro); body != bodies_.end())
                 for (const std::string_view name : body->second)
                     if (names.insert(name).second)
@@ -268,8 +281,12 @@ class RedefinitionWalk {
         const bool opens = d == "if" || d == "ifdef" || d == "ifndef";
         const bool continues = d.starts_with("elif") || d == "else" || d == "endif";
         const std::string_view guard = opens && !dead() ? default_guard(t) : std::string_view{};
-        if (guard.empty() && (opens ? !dead() : continues ? !dead(1) : !dead()))
+        if (guard.empty() && (opens ? !dead() : continues ? !dead(1) : !dead())) {
             read(tokens.subspan(1), tokens);
+            // A body that pastes tokens (`TILE_##T`) names macros no line spells.
+            if (d == "define" && t.size() >= 2 && l.text.find("##") != std::string_view::npos)
+                pastes_.insert(t[1]);
+        }
         auto test = [&](Frame& frame) {
             for (std::size_t k = 1; k < tokens.size(); ++k)
                 if (tokens[k].kind == Token::Kind::identifier)
@@ -351,6 +368,7 @@ class RedefinitionWalk {
     Names in_bodies_;  ///< names a #define's body reads
     /// Each macro the walk saw #defined (in a branch it reads): the names its bodies read.
     std::map<std::string_view, std::set<std::string_view>> bodies_;
+    std::set<std::string_view> pastes_; ///< macros whose body has `##`
     std::map<std::string, Redefinition, std::less<>> defaults_;
     /// #undef'd: where.
     std::map<std::string, std::pair<const SourceFile*, int>, std::less<>> undone_;
@@ -412,7 +430,8 @@ bool names_identifier(std::string_view text, std::string_view word) {
 }
 
 std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceFile& kernel,
-                                         const std::map<std::string, std::string>& defines) {
+                                         const std::map<std::string, std::string>& defines,
+                                         std::span<const std::string> expressions) {
     std::vector<UnreadDefine> out;
     if (defines.empty())
         return out;
@@ -430,6 +449,15 @@ std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceF
         if (!walk.visited(*f))
             scan(lines.of(*f), unwalked, macros);
     names.insert(unwalked.begin(), unwalked.end());
+    // What the compile reads besides the files: the injected values (BLOCK=(WARPS*32) reads
+    // WARPS where BLOCK expands) and the name expressions (gemm<TILE_M>), macros expanded.
+    std::vector<std::unique_ptr<LogicalSource>> texts;
+    for (const auto& [_, value] : defines)
+        texts.push_back(std::make_unique<LogicalSource>(value));
+    for (const std::string& e : expressions)
+        texts.push_back(std::make_unique<LogicalSource>(e));
+    for (const auto& t : texts)
+        scan(t->lines(), names, macros);
     walk.expand(names);
     Words all;
     bool all_read = false;
@@ -466,13 +494,14 @@ std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceF
     return out;
 }
 
-std::vector<Diagnostic> unread_define_diagnostics(const SourceSet& sources,
-                                                  const SourceFile& kernel, const std::string& label,
-                                                  const std::map<std::string, SourceLocation>& places,
-                                                  const std::map<std::string, std::string>& defines,
-                                                  Severity severity) {
+std::vector<Diagnostic>
+unread_define_diagnostics(const SourceSet& sources, const SourceFile& kernel,
+                          const std::string& label,
+                          const std::map<std::string, SourceLocation>& places,
+                          const std::map<std::string, std::string>& defines, Severity severity,
+                          std::span<const std::string> expressions) {
     std::vector<Diagnostic> out;
-    for (const UnreadDefine& u : unread_defines(sources, kernel, defines)) {
+    for (const UnreadDefine& u : unread_defines(sources, kernel, defines, expressions)) {
         Diagnostic d;
         if (const auto at = places.find(u.name); at != places.end()) {
             d.path = at->second.path;

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,9 +24,10 @@ struct Redefinition {
     int undef_line = 0;
 };
 
-/// An injected define whose value never reaches the code: no file of the kernel's compile
-/// names it, or the compile #defines it again (replaced_defines; NVRTC keeps the file's value
-/// over a -D and warns at most).
+/// An injected define whose value never reaches the code: no line of the kernel's compile
+/// reads it (only its own `#ifndef` default, a skipped branch or the body of a macro nothing
+/// expands names it), or the compile #defines it again (replaced_defines; NVRTC keeps the
+/// file's value over a -D and warns at most).
 struct UnreadDefine {
     std::string name;
     std::vector<std::string> nearest; ///< macros the sources do name that are close to it
@@ -40,8 +42,9 @@ struct UnreadDefine {
     std::string unexpanded_macro{};
 };
 
-/// What becomes of define `u.name`, after "define NAME": "is never read by READERS" with the
-/// nearest names, or redefined_reason() with the file's path.
+/// What becomes of define `u.name`, after "define NAME": redefined_reason() with the file's
+/// path, "is read by READERS only in its own default / the body of macro M / branches the
+/// compile skips", or "is never read by READERS" with the nearest names.
 std::string unread_reason(const UnreadDefine& u, const std::string& readers);
 
 /// "is #defined again at FILE:LINE with no #if that tests NAME around it: ...", or "is #undef'd
@@ -68,23 +71,27 @@ replaced_defines(const SourceSet& sources, const SourceFile& kernel,
 /// literals (the same text-level reading as unread_defines).
 bool names_identifier(std::string_view text, std::string_view word);
 
-/// The defines of `defines` whose name occurs as an identifier in none of the files `kernel`
-/// compiles with (the kernel and sources.includable(kernel)) outside the branches the compile
-/// is known to skip (replaced_defines follows the conditionals it can tell, and the names of
-/// those skipped do not count), or that the compile #defines again (replaced_defines), in name
-/// order.
+/// The defines of `defines` that no line of the files `kernel` compiles with (the kernel and
+/// sources.includable(kernel)) reads: outside the branches the compile is known to skip
+/// (replaced_defines follows the conditionals it can tell), not only in their own `#ifndef`
+/// default, and in a macro body only where a read names the macro (transitively; every body
+/// once a macro that pastes tokens expands); the injected values and `expressions` (the
+/// name expressions the compile instantiates) count as read. Also those the compile #defines
+/// again (replaced_defines). In name order.
 std::vector<UnreadDefine> unread_defines(const SourceSet& sources, const SourceFile& kernel,
-                                         const std::map<std::string, std::string>& defines);
+                                         const std::map<std::string, std::string>& defines,
+                                         std::span<const std::string> expressions = {});
 
 /// unread_defines() of kernel `label` (compiled from `kernel` with `defines`, its resolved
 /// defines) as diagnostics of `severity`, each at the define's place in `places` when it has one
 /// (its name in a shape file, its key in a contract, a tuned entry's line):
 /// `kernel 'LABEL': define X is never read by PATH or the files it includes`.
-std::vector<Diagnostic> unread_define_diagnostics(const SourceSet& sources,
-                                                  const SourceFile& kernel, const std::string& label,
-                                                  const std::map<std::string, SourceLocation>& places,
-                                                  const std::map<std::string, std::string>& defines,
-                                                  Severity severity);
+std::vector<Diagnostic>
+unread_define_diagnostics(const SourceSet& sources, const SourceFile& kernel,
+                          const std::string& label,
+                          const std::map<std::string, SourceLocation>& places,
+                          const std::map<std::string, std::string>& defines, Severity severity,
+                          std::span<const std::string> expressions = {});
 
 /// Where each define of `spec` is written: its name in the shape file.
 std::map<std::string, SourceLocation> define_places(const KernelSpec& spec);

@@ -108,23 +108,27 @@ void check_tuned_keys(const KernelSpec& k, const TunedTable& table) {
     for (const auto& [key, _] : k.tuned_shape)
         named.insert(key);
     std::set<std::set<std::string>> keyed; // each key set the contract's entries have
-    std::set<std::string> dtypes;
+    std::map<std::string, std::set<std::string>> dtypes; // by arch
     for (const TunedEntry& e : table.entries)
         if (e.kernel == source && e.contract_name() == contract) {
             std::set<std::string> keys;
             for (const auto& [key, _] : e.shape)
                 keys.insert(key);
+            // Only entries the lookup can return (of the named keys) make it ambiguous; an
+            // entry without a dtype (written by hand) is of none.
+            if (keys == named && !e.dtype.empty())
+                dtypes[e.arch].insert(e.dtype);
             keyed.insert(std::move(keys));
-            if (!e.dtype.empty()) // (an entry without one: written by hand, of no dtype)
-                dtypes.insert(e.dtype);
         }
     // Without a dtype the lookup takes an entry of any: which one, the file's order decides.
-    if (k.tuned_dtype.empty() && dtypes.size() > 1)
-        throw ConfigError("kernel '" + k.name + "': tuned names no dtype, and the entries of " +
-                              contract + " in " + display_path(table.file) + " are of " +
-                              join(dtypes) + ": the lookup would take whichever comes first; " +
-                              "add dtype = \"" + *dtypes.begin() + "\" (or another) to tuned",
-                          k.tuned_where);
+    for (const auto& [arch, of] : dtypes)
+        if (k.tuned_dtype.empty() && of.size() > 1)
+            throw ConfigError("kernel '" + k.name + "': tuned names no dtype, and the entries of " +
+                                  contract + " in " + display_path(table.file) + " are of " +
+                                  join(of) + " (" + arch +
+                                  "): the lookup would take whichever comes first; add dtype = \"" +
+                                  *of.begin() + "\" (or another) to tuned",
+                              k.tuned_where);
     if (keyed.empty() || keyed.contains(named))
         return;
     std::vector<std::string> sets;

@@ -275,9 +275,16 @@ TunedMatch TunedTable::lookup_on(std::string_view kernel,
     return {};
 }
 
-std::vector<Diagnostic> idle_tuned_buckets(const TunedTable& table) {
+std::vector<Diagnostic> idle_tuned_buckets(const TunedTable& table, const SourceSet& sources) {
     std::vector<Diagnostic> out;
     for (const TunedBucket& b : table.buckets) {
+        if (!sources.find(b.kernel + ".cu")) {
+            out.push_back(
+                {b.where.path, b.where.line, b.where.column, Severity::error,
+                 "the " + b.rule + " rule names kernel '" + b.kernel + "', which the sources lack",
+                 ""});
+            continue;
+        }
         const std::string want = own_contract(b.kernel, b.contract);
         std::set<std::string> keys;
         bool any = false;
@@ -287,14 +294,14 @@ std::vector<Diagnostic> idle_tuned_buckets(const TunedTable& table) {
                 for (const auto& [key, _] : e.shape)
                     keys.insert(key);
             }
-        if (keys.contains(b.key))
+        // A rule for a contract tuned later (no entry yet) waits for its entries.
+        if (!any || keys.contains(b.key))
             continue;
         const std::string what = b.kernel + (want.empty() ? "" : " (contract " + want + ")");
         out.push_back({b.where.path, b.where.line, b.where.column, Severity::error,
-                       "the " + b.rule + " rule on key '" + b.key + "' applies to no entry: " +
-                           (any ? "the entries of " + what + " are keyed " + join(keys) +
-                                      did_you_mean(nearest(b.key, {keys.begin(), keys.end()}))
-                                : "the table has no entry of " + what),
+                       "the " + b.rule + " rule on key '" + b.key +
+                           "' applies to no entry: " + "the entries of " + what + " are keyed " +
+                           join(keys) + did_you_mean(nearest(b.key, {keys.begin(), keys.end()})),
                        ""});
     }
     return out;

@@ -103,9 +103,10 @@ std::string tuned_source_hash(const SourceSet& sources, std::string_view kernel)
 /// error each, at the entry.
 std::vector<Diagnostic> stale_tuned_entries(const TunedTable& table, const SourceSet& sources);
 
-/// The bucket rules of `table` that apply to no entry: none of their kernel (and contract) has
-/// their key in its shape (a misspelt kernel or key); one error each, at the rule.
-std::vector<Diagnostic> idle_tuned_buckets(const TunedTable& table);
+/// The bucket rules of `table` that apply to no entry: their kernel (and contract) has entries,
+/// none with their key in its shape (a misspelt key); one error each, at the rule. A rule whose
+/// kernel has no entry yet waits for them; one of a kernel `sources` lack is an error too.
+std::vector<Diagnostic> idle_tuned_buckets(const TunedTable& table, const SourceSet& sources);
 
 /// "rows=4096,n=7168": a shape as entries and messages print it.
 std::string tuned_shape_text(const std::map<std::string, std::int64_t>& shape);

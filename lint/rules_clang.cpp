@@ -196,7 +196,7 @@ class ClangRules {
             // those as reads).
             const auto redefined = replaced_defines(sources_, f, inj->defines);
             std::map<std::string, UnreadDefine> defaulted;
-            for (UnreadDefine& u : unread_defines(sources_, f, inj->defines))
+            for (UnreadDefine& u : unread_defines(sources_, f, inj->defines, inj->instantiations))
                 if (u.default_at || !u.unexpanded_macro.empty())
                     defaulted.emplace(u.name, std::move(u));
             for (const auto& [name, value] : inj->defines) {
@@ -241,14 +241,22 @@ class ClangRules {
             const bool agrees =
                 std::any_of(production.begin(), production.end(),
                             [&](const auto& p) { return same_value(m.body, tokenize(p.second)); });
-            // A header's default serves every kernel that includes it: one that injects the
-            // default's value is production for it.
+            // A header's default serves every kernel that includes it: one of them that
+            // injects the default's value makes it production.
+            const auto includes_header = [&](const std::string& kernel) {
+                const SourceFile* k = sources_.find(kernel + ".cu");
+                if (!k)
+                    return false;
+                const auto files = sources_.includable(*k);
+                return std::any_of(files.begin(), files.end(),
+                                   [&](const SourceFile* h) { return h->name == m.pos.file; });
+            };
             const bool shared_agrees =
                 m.pos.file != f.name &&
                 std::any_of(r_.injections.begin(), r_.injections.end(), [&](const Injection& i) {
                     const auto it = i.defines.find(m.name);
                     return !i.contract && it != i.defines.end() &&
-                           same_value(m.body, tokenize(it->second));
+                           same_value(m.body, tokenize(it->second)) && includes_header(i.source);
                 });
             if (agrees || shared_agrees)
                 continue;

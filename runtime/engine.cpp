@@ -175,7 +175,8 @@ std::vector<PrepareRow> Engine::prepare(const ModelShape& shape,
                                         row.define_origins, places);
                 refuse_unread_diagnostics(
                     unread_define_diagnostics(*sources, sources->kernel(row.source), row.name,
-                                              places, options.defines, Severity::error),
+                                              places, options.defines, Severity::error,
+                                              specs[i].instantiations),
                     flags_.get_bool(kFlagAllowUnreadDefines));
                 for (const auto& dir : sources_.include_dirs())
                     options.include_dirs.push_back(dir.string());

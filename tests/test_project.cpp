@@ -179,11 +179,15 @@ TEST_CASE("a define value with an operator outside parentheses is refused before
                        "as text, so `__launch_bounds__(BLOCK)` would read two arguments"));
     }
     // A leading zero: octal to the compiler, decimal to kjit's expressions.
-    CHECK(contains(config_error([&] { (void)resolve("010"); }),
-                   "has the number 010, octal in C++ (010 = 8) and decimal in kjit's expressions"));
+    CHECK(
+        contains(config_error([&] { (void)resolve("010"); }),
+                 "has the integer 010, octal in C++ (010 = 8) and decimal in kjit's expressions"));
+    CHECK(contains(config_error([&] { (void)resolve("010u"); }), "has the integer 010u"));
     CHECK(contains(config_error([&] { (void)resolve("(${split} * 08)"); }),
-                   "has the number 08, octal in C++ (where it is no number)"));
-    for (const char* good : {"0", "0x10", "0.5", "0.5f", "(${block} * 10)"})
+                   "has the integer 08, octal in C++ (where it is no number)"));
+    // The same value either way (00 - 07), or a floating literal, decimal to C as well.
+    for (const char* good :
+         {"0", "00", "07", "0x10", "0.5", "0.5f", "01.5f", "010e0", "0ull", "(${block} * 10)"})
         CHECK_NOTHROW((void)resolve(good));
     CHECK(resolve("(${block} + 256)") == "(256 + 256)");
     for (const char* good : {"std::array<std::array<int, 2>, 3>",
@@ -347,6 +351,25 @@ TEST_CASE("a define read only in the body of a macro nothing expands is not read
     CHECK(contains(kjit::unread_reason(unread[0], "k.cu"),
                    "is read by k.cu only in the body of macro BYTES, which nothing they compile "
                    "expands"));
+    // A macro that pastes names macros no line spells (LOADS_4): every body counts.
+    write_file(dir.path() / "p.cu",
+               "#define CAT(a, b) a##b\n#define LOADS_4 (VEC * 4)\n"
+               "extern \"C\" __global__ void p(int* q) { *q = CAT(LOADS_, 4); }\n");
+    const kjit::SourceSet pasted = kjit::SourceSet::from_directory(dir.path());
+    CHECK(kjit::unread_defines(pasted, pasted.kernel("p"), {{"VEC", "4"}}).empty());
+    // A define read by another injected value or by a name expression is read; its own
+    // #ifndef default alone is not.
+    write_file(dir.path() / "t.cu",
+               "#ifndef TILE_M\n#define TILE_M 64\n#endif\n"
+               "template <int M> __global__ void t(int* q) { *q = M + BLOCK; }\n");
+    const kjit::SourceSet templated = kjit::SourceSet::from_directory(dir.path());
+    const std::vector<std::string> expressions{"t<TILE_M>"};
+    CHECK(kjit::unread_defines(templated, templated.kernel("t"), {{"TILE_M", "8"}}).size() == 1);
+    CHECK(kjit::unread_defines(templated, templated.kernel("t"), {{"TILE_M", "8"}}, expressions)
+              .empty());
+    CHECK(kjit::unread_defines(templated, templated.kernel("t"),
+                               {{"BLOCK", "(WARPS * 32)"}, {"WARPS", "4"}})
+              .empty());
 }
 
 TEST_CASE("an injected define the compile #defines again with no #if testing it is found") {

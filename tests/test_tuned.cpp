@@ -321,8 +321,8 @@ TEST_CASE("a tuned lookup the table cannot answer is an error where it holds the
     t.save();
     CHECK(error_of("tuned = { rows", "tuned = { rows") ==
           "kernel 'splitk_gemv': tuned names no dtype, and the entries of splitk_gemv in " + table +
-              " are of bf16, f32: the lookup would take whichever comes first; add dtype = "
-              "\"bf16\" (or another) to tuned at 15:9");
+              " are of bf16, f32 (sm_90): the lookup would take whichever comes first; add "
+              "dtype = \"bf16\" (or another) to tuned at 15:9");
     CHECK(error_of("tuned = { rows", "tuned = { dtype = \"f32\", rows") == "(no error)");
 }
 
@@ -343,8 +343,8 @@ TEST_CASE("kjit audit finds a bucket rule that applies to no entry") {
     CHECK(contains(audit.out, "tuned.toml:1:1: error: the pow2 rule on key 'row' applies to no "
                               "entry: the entries of splitk_gemv are keyed cols, rows; did you "
                               "mean rows?"));
-    CHECK(contains(audit.out, "tuned.toml:6:1: error: the nearest rule on key 'rows' applies to "
-                              "no entry: the table has no entry of splitk_gemvv"));
+    CHECK(contains(audit.out, "tuned.toml:6:1: error: the nearest rule names kernel "
+                              "'splitk_gemvv', which the sources lack"));
 }
 
 TEST_CASE("kjit audit finds a tuned entry whose defines break its contract at its shape") {

@@ -92,7 +92,7 @@ int run_audit(const SourceOptions& sources, const ShapeOptions& shapes,
     for (const auto& path : tables) {
         const TunedTable table = TunedTable::load(display_path(path));
         std::vector<Diagnostic> found = stale_tuned_entries(table, set);
-        for (Diagnostic& d : idle_tuned_buckets(table))
+        for (Diagnostic& d : idle_tuned_buckets(table, set))
             found.push_back(std::move(d));
         for (const TunedEntry& e : table.entries) {
             if (!set.find(e.kernel + ".cu"))
