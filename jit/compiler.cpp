@@ -190,6 +190,17 @@ nvrtcResult compile_program(const NvrtcProgram& prog, const std::vector<std::str
 
 } // namespace
 
+std::optional<NameMapError> name_map_error(const std::string& log,
+                                           std::span<const std::string> expressions) {
+    const std::size_t at = log.find("__nv_name_map:");
+    if (at == std::string::npos)
+        return std::nullopt;
+    for (const std::string& e : expressions)
+        if (log.find("nv_mangled_name " + e + "\n") != std::string::npos)
+            return NameMapError{e, log.substr(at, log.find('\n', at) - at)};
+    return std::nullopt;
+}
+
 std::string front_end_log(const SourceSet& sources, std::string_view kernel,
                           const CompileOptions& options, std::string_view appended) {
     check_options(options);

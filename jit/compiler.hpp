@@ -6,6 +6,8 @@
 #include "jit/sources.hpp"
 
 #include <map>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +53,18 @@ void check_options(const CompileOptions& options);
 /// options.check_only, which asks for none).
 CompiledKernel compile(const SourceSet& sources, std::string_view kernel,
                        const CompileOptions& options);
+
+/// A compile that failed because a name expression names nothing: NVRTC reports it in the name
+/// map it builds from them (`__nv_name_map:2:31: error: namespace "blas" has no member
+/// "axpi"`), a place in no file.
+struct NameMapError {
+    std::string expression; ///< the first of the expressions given that the log names
+    std::string nvrtc;      ///< NVRTC's first name-map line
+};
+
+/// The NameMapError of a failed compile's `log` among `expressions`, else nullopt.
+std::optional<NameMapError> name_map_error(const std::string& log,
+                                           std::span<const std::string> expressions);
 
 /// NVRTC's log of `kernel` compiled as compile() would, with `appended` after its text, by the
 /// front end alone (-fdevice-syntax-only: nothing generated, tens of milliseconds): a question

@@ -4,6 +4,7 @@
 #include "core/names.hpp"
 #include "runtime/stream.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <regex>
@@ -55,17 +56,17 @@ std::string step_launch_problem(const CasePlan& plan, std::size_t index,
 
 std::string unknown_entry_problem(const CasePlan& plan, const std::string& error,
                                   const std::string& source_file, std::string& where_key) {
-    const std::size_t at = error.find("__nv_name_map:");
-    if (at == std::string::npos)
+    std::vector<std::string> entries;
+    for (const StepPlan& step : plan.steps)
+        entries.push_back(step.entry);
+    const std::optional<NameMapError> m = name_map_error(error, entries);
+    if (!m)
         return {};
-    for (std::size_t k = 0; k < plan.steps.size(); ++k)
-        if (error.find("nv_mangled_name " + plan.steps[k].entry + "\n") != std::string::npos) {
-            where_key = "step " + std::to_string(k + 1) + " entry";
-            return "step " + std::to_string(k + 1) + " names entry '" + plan.steps[k].entry +
-                   "', which no kernel of " + source_file +
-                   " is (NVRTC: " + error.substr(at, error.find('\n', at) - at) + ")";
-        }
-    return {};
+    const std::size_t k = static_cast<std::size_t>(
+        std::find(entries.begin(), entries.end(), m->expression) - entries.begin());
+    where_key = "step " + std::to_string(k + 1) + " entry";
+    return "step " + std::to_string(k + 1) + " names entry '" + m->expression +
+           "', which no kernel of " + source_file + " is (NVRTC: " + m->nvrtc + ")";
 }
 
 namespace {

@@ -47,17 +47,12 @@ std::exception_ptr instantiation_error(const KernelSpec& spec, const std::except
     try {
         std::rethrow_exception(error);
     } catch (const std::exception& e) {
-        const std::string log = e.what();
-        const std::size_t at = log.find("__nv_name_map:");
-        if (at == std::string::npos)
-            return error;
-        for (const std::string& n : spec.instantiations)
-            if (log.find("nv_mangled_name " + n + "\n") != std::string::npos)
-                return std::make_exception_ptr(ConfigError(
-                    "kernel '" + spec.name + "': instantiation '" + n + "' names no template of " +
-                        (spec.source.empty() ? spec.name : spec.source) +
-                        ".cu (NVRTC: " + log.substr(at, log.find('\n', at) - at) + ")",
-                    spec.instantiations_where));
+        if (const auto m = name_map_error(e.what(), spec.instantiations))
+            return std::make_exception_ptr(ConfigError(
+                "kernel '" + spec.name + "': instantiation '" + m->expression +
+                    "' names no template of " + (spec.source.empty() ? spec.name : spec.source) +
+                    ".cu (NVRTC: " + m->nvrtc + ")",
+                spec.instantiations_where));
     }
     return error;
 }
